@@ -1,0 +1,4 @@
+from kreassign.cli.entry import main
+import sys
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The Apache actions (--generate, --execute, --verify, --cancel, --list) over a ClusterPort."""

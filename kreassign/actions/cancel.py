@@ -1,0 +1,56 @@
+"""--cancel: revert the running reassignments of the listed partitions, stop their log-dir moves."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from kreassign.actions.common import Output, clear_all_throttles, find_log_dir_move_states
+from kreassign.actions.execute import execute_log_dir_moves
+from kreassign.cluster.port import ClusterPort
+from kreassign.errors import TerseError
+from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
+
+
+def cancel_assignment(
+    port: ClusterPort,
+    plan: ReassignmentPlan,
+    *,
+    preserve_throttles: bool,
+    timeout_ms: int,
+    out: Output,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[set[TopicPartition], set[TopicPartitionReplica]]:
+    targets = {tp for tp, _ in plan.partitions}
+    running = port.list_reassignments(targets) if targets else {}
+    cancelling = {tp for tp, r in running.items() if tp in targets and (r.adding or r.removing)}
+    if cancelling:
+        errors = port.alter_reassignments(dict.fromkeys(cancelling))
+        if errors:
+            plural = "" if len(errors) == 1 else "s"
+            raise TerseError(
+                f"Error cancelling partition reassignment{plural} for:\n"
+                + "\n".join(f"{tp}: {errors[tp]}" for tp in sorted(errors))
+            )
+        plural = "" if len(cancelling) == 1 else "s"
+        out(
+            f"Successfully cancelled partition reassignment{plural} for: "
+            + ",".join(str(tp) for tp in sorted(cancelling))
+            + "\n"
+        )
+    else:
+        out("None of the specified partition reassignments are active.\n")
+    moving = {
+        replica: state.current
+        for replica, state in find_log_dir_move_states(port, plan.log_dirs).items()
+        if state.kind == "active" and state.current
+    }
+    if moving:
+        # Moving a replica back to the log dir it is in stops the move.
+        execute_log_dir_moves(port, moving, timeout_ms, out, clock=clock, sleep=sleep)
+    else:
+        out("None of the specified partition moves are active.")  # sic: no newline, as Apache
+    if not preserve_throttles:
+        clear_all_throttles(port, plan.partitions, out)
+    return cancelling, set(moving)

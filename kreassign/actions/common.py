@@ -1,0 +1,93 @@
+"""Pieces shared by several Apache actions: reading input files, log-dir states, clearing throttles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
+from kreassign.errors import CommandError
+from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
+from kreassign.planning.javaorder import java_hash_order, java_int_hash, java_string_hash
+from kreassign.planning.states import LogDirMoveState
+from kreassign.planning.throttles import BROKER_LEVEL_THROTTLES, TOPIC_LEVEL_THROTTLES
+
+Output = Callable[[str], object]
+"""Where an action writes its stdout text (exact bytes, newlines included)."""
+
+
+def read_input_file(path: str) -> str:
+    """Java's Utils.readFileAsString: UTF-8 with replacement, same error text."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise CommandError(f"Unable to read file {path}") from exc
+    return data.decode("utf-8", errors="replace")
+
+
+def find_log_dir_move_states(
+    port: ClusterPort, targets: Mapping[TopicPartitionReplica, str]
+) -> dict[TopicPartitionReplica, LogDirMoveState]:
+    infos = port.describe_replica_log_dirs(list(targets)) if targets else {}
+    states = {}
+    for replica, target in targets.items():
+        info = infos.get(replica)
+        if info is None:
+            states[replica] = LogDirMoveState("missing_replica", target)
+        elif info.current is None:
+            states[replica] = LogDirMoveState("missing_log_dir", target)
+        elif info.future is None:
+            kind = "completed" if info.current == target else "cancelled"
+            states[replica] = LogDirMoveState(kind, target, current=info.current)
+        else:
+            states[replica] = LogDirMoveState("active", target, current=info.current, future=info.future)
+    return states
+
+
+def replica_log_dirs(
+    port: ClusterPort, assignment: Mapping[TopicPartition, PartitionInfo], live: set[int]
+) -> dict[TopicPartitionReplica, str]:
+    """Current log dir of every replica on a live broker (the Apache tool's getReplicaToLogDir)."""
+    replicas = [
+        TopicPartitionReplica(tp.topic, tp.partition, b)
+        for tp, info in assignment.items()
+        for b in info.replicas
+        if b in live
+    ]
+    if not replicas:
+        return {}
+    return {r: info.current for r, info in port.describe_replica_log_dirs(replicas).items() if info.current}
+
+
+def describe_partitions(port: ClusterPort, topics: Sequence[str]) -> dict[TopicPartition, PartitionInfo]:
+    described = port.describe_topics(list(dict.fromkeys(topics)))
+    return {TopicPartition(t, p.partition): p for t, parts in described.items() for p in parts}
+
+
+def live_broker_ids(brokers: Sequence[Broker]) -> set[int]:
+    return {b.id for b in brokers}
+
+
+def clear_all_throttles(
+    port: ClusterPort, targets: Sequence[tuple[TopicPartition, Sequence[int]]], out: Output
+) -> None:
+    """Remove every throttle the Apache tool may have set for these partitions (its clearAllThrottles)."""
+    broker_ids = [b.id for b in port.describe_brokers()]
+    for _, replicas in targets:
+        broker_ids.extend(replicas)
+    brokers = java_hash_order(broker_ids, java_int_hash)
+    out(f"Clearing broker-level throttles on broker{'' if len(brokers) == 1 else 's'} {','.join(map(str, brokers))}\n")
+    port.incremental_alter_configs(
+        {
+            ConfigResource(ResourceType.BROKER, str(b)): [ConfigOp(n, OpType.DELETE) for n in BROKER_LEVEL_THROTTLES]
+            for b in brokers
+        }
+    )
+    topics = java_hash_order((tp.topic for tp, _ in targets), java_string_hash)
+    out(f"Clearing topic-level throttles on topic{'' if len(topics) == 1 else 's'} {','.join(topics)}\n")
+    port.incremental_alter_configs(
+        {
+            ConfigResource(ResourceType.TOPIC, t): [ConfigOp(n, OpType.DELETE) for n in TOPIC_LEVEL_THROTTLES]
+            for t in topics
+        }
+    )

@@ -1,0 +1,165 @@
+"""--execute with the Apache behaviour: one AlterPartitionReassignments for the whole plan."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+
+from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
+from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
+from kreassign.errors import CommandError, TerseError, UnknownTopicOrPartitionError
+from kreassign.formats import format_reassignment_json
+from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.planning.javaorder import java_hash_order, java_int_hash, java_topic_partition_hash
+from kreassign.planning.throttles import (
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
+    LOG_DIR_THROTTLED_RATE,
+    calculate_follower_throttles,
+    calculate_leader_throttles,
+    calculate_proposed_move_map,
+    calculate_reassigning_brokers,
+)
+
+CANNOT_EXECUTE_BECAUSE_OF_EXISTING = (
+    "Cannot execute because there is an existing partition assignment.  Use --additional to override this "
+    "and create a new partition assignment in addition to the existing one. The --additional flag can also "
+    "be used to change the throttle by resubmitting the current reassignment."
+)
+YOU_MUST_RUN_VERIFY = (
+    "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed."
+)
+
+
+def _tp_hash(tp: TopicPartition) -> int:
+    return java_topic_partition_hash(tp.topic, tp.partition)
+
+
+def execute_assignment(
+    port: ClusterPort,
+    plan: ReassignmentPlan,
+    *,
+    additional: bool,
+    inter_broker_throttle: int,
+    log_dir_throttle: int,
+    timeout_ms: int,
+    allow_replication_factor_change: bool,
+    out: Output,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    proposed = {tp: tuple(replicas) for tp, replicas in plan.partitions}
+    running = port.list_reassignments()
+    if not additional and running:
+        raise TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
+
+    brokers = port.describe_brokers()
+    live = live_broker_ids(brokers)
+    target_brokers = java_hash_order((b for r in proposed.values() for b in r), java_int_hash)
+    unknown = next((b for b in target_brokers if b not in live), None)
+    if unknown is not None:
+        raise CommandError(f"Unknown broker id {unknown}")
+
+    described = describe_partitions(port, [tp.topic for tp in proposed])
+    missing = [tp for tp in proposed if tp not in described]
+    if missing:
+        ordered = java_hash_order(missing, _tp_hash, presized_from=len(proposed))
+        raise UnknownTopicOrPartitionError(
+            "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: "
+            + ", ".join(str(tp) for tp in ordered)
+        )
+    current = {tp: described[tp] for tp in proposed}
+    current_replicas = {tp: tuple(info.replicas) for tp, info in current.items()}
+    log_dirs = replica_log_dirs(port, current, live)
+    out(
+        "Current partition replica assignment\n\n"
+        + format_reassignment_json(current_replicas, log_dirs)
+        + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
+    )
+
+    if inter_broker_throttle >= 0 or log_dir_throttle >= 0:
+        out(YOU_MUST_RUN_VERIFY + "\n")
+        if inter_broker_throttle >= 0:
+            moves = calculate_proposed_move_map(running, proposed, current_replicas)
+            set_topic_throttles(port, calculate_leader_throttles(moves), calculate_follower_throttles(moves))
+            set_broker_rates(port, calculate_reassigning_brokers(moves), inter_broker_throttle)
+            out(f"The inter-broker throttle limit was set to {inter_broker_throttle} B/s\n")
+        if log_dir_throttle >= 0:
+            moving_brokers = sorted({r.broker_id for r in plan.log_dirs})
+            port.incremental_alter_configs(
+                {
+                    ConfigResource(ResourceType.BROKER, str(b)): [
+                        ConfigOp(LOG_DIR_THROTTLED_RATE, OpType.SET, str(log_dir_throttle))
+                    ]
+                    for b in moving_brokers
+                }
+            )
+            out(f"The replica-alter-dir throttle limit was set to {log_dir_throttle} B/s\n")
+
+    errors = port.alter_reassignments(proposed, allow_replication_factor_change)
+    if errors:
+        raise TerseError(
+            "Error reassigning partition(s):\n" + "\n".join(f"{tp}: {errors[tp]}" for tp in sorted(errors))
+        )
+    plural = "" if len(proposed) == 1 else "s"
+    out(f"Successfully started partition reassignment{plural} for {','.join(str(tp) for tp in sorted(proposed))}\n")
+    if plan.log_dirs:
+        execute_log_dir_moves(port, dict(plan.log_dirs), timeout_ms, out, clock=clock, sleep=sleep)
+
+
+def set_topic_throttles(port: ClusterPort, leaders: Mapping[str, str], followers: Mapping[str, str]) -> None:
+    changes = {}
+    for topic in dict.fromkeys([*leaders, *followers]):
+        ops = []
+        if topic in leaders:
+            ops.append(ConfigOp(LEADER_THROTTLED_REPLICAS, OpType.SET, leaders[topic]))
+        if topic in followers:
+            ops.append(ConfigOp(FOLLOWER_THROTTLED_REPLICAS, OpType.SET, followers[topic]))
+        changes[ConfigResource(ResourceType.TOPIC, topic)] = ops
+    if changes:
+        port.incremental_alter_configs(changes)
+
+
+def set_broker_rates(port: ClusterPort, brokers: list[int], rate: int) -> None:
+    port.incremental_alter_configs(
+        {
+            ConfigResource(ResourceType.BROKER, str(b)): [
+                ConfigOp(LEADER_THROTTLED_RATE, OpType.SET, str(rate)),
+                ConfigOp(FOLLOWER_THROTTLED_RATE, OpType.SET, str(rate)),
+            ]
+            for b in brokers
+        }
+    )
+
+
+def execute_log_dir_moves(
+    port: ClusterPort,
+    moves: dict[TopicPartitionReplica, str],
+    timeout_ms: int,
+    out: Output,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Keep asking for the log-dir moves until each is accepted (a replica being added to a broker
+    cannot move between its log dirs until it exists there), or the timeout passes."""
+    deadline = clock() + timeout_ms / 1000.0
+    pending = dict(moves)
+    while True:
+        accepted = port.alter_replica_log_dirs(pending)
+        for replica in sorted(accepted, key=TopicPartitionReplica.sort_key):
+            out(
+                f"Successfully started moving log directory to {pending[replica]} for replica "
+                f"{replica.topic}-{replica.partition} with broker {replica.broker_id} \n"
+            )
+        for replica in accepted:
+            pending.pop(replica, None)
+        if not pending:
+            return
+        if clock() >= deadline:
+            plural = "" if len(pending) == 1 else "s"
+            names = ",".join(str(r) for r in sorted(pending, key=TopicPartitionReplica.sort_key))
+            raise TerseError(f"Timed out before log directory move{plural} could be started for: {names}")
+        sleep(0.1)

@@ -1,0 +1,65 @@
+"""--verify: where each partition and log-dir move stands; clears throttles once everything is done."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kreassign.actions.common import Output, clear_all_throttles, find_log_dir_move_states
+from kreassign.cluster.port import ClusterPort
+from kreassign.errors import UnknownTopicOrPartitionError
+from kreassign.model import ReassignmentPlan, TopicPartition
+from kreassign.planning.states import (
+    LogDirMoveState,
+    PartitionState,
+    render_log_dir_states,
+    render_partition_states,
+)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    partitions: dict[TopicPartition, PartitionState]
+    partitions_ongoing: bool
+    moves: dict
+    moves_ongoing: bool
+
+
+def find_partition_states(
+    port: ClusterPort, targets: Sequence[tuple[TopicPartition, Sequence[int]]]
+) -> tuple[dict[TopicPartition, PartitionState], bool]:
+    """State of each target partition, and whether any reassignment at all runs in the cluster."""
+    running = port.list_reassignments()
+    states: dict[TopicPartition, PartitionState] = {}
+    not_running = [(tp, target) for tp, target in targets if tp not in running]
+    for tp, target in targets:
+        if tp in running:
+            states[tp] = PartitionState(tuple(running[tp].replicas), tuple(target), False)
+    topics = list(dict.fromkeys(tp.topic for tp, _ in not_running))
+    try:
+        described: dict[str, list | None] = dict(port.describe_topics(topics)) if topics else {}
+    except UnknownTopicOrPartitionError:
+        # One call failed for one unknown topic; ask again per topic to tell which.
+        described = {}
+        for topic in topics:
+            try:
+                described.update(port.describe_topics([topic]))
+            except UnknownTopicOrPartitionError:
+                described[topic] = None
+    for tp, target in not_running:
+        partitions = described.get(tp.topic)
+        info = next((p for p in partitions or () if p.partition == tp.partition), None)
+        current = tuple(info.replicas) if info else ()
+        states[tp] = PartitionState(current, tuple(target), True)
+    return states, bool(running)
+
+
+def verify_assignment(port: ClusterPort, plan: ReassignmentPlan, preserve_throttles: bool, out: Output) -> VerifyResult:
+    states, partitions_ongoing = find_partition_states(port, plan.partitions)
+    out(render_partition_states(states) + "\n")
+    moves: dict[object, LogDirMoveState] = find_log_dir_move_states(port, plan.log_dirs)
+    out(render_log_dir_states(moves) + "\n")
+    moves_ongoing = not all(state.done for state in moves.values())
+    if not partitions_ongoing and not moves_ongoing and not preserve_throttles:
+        clear_all_throttles(port, plan.partitions, out)
+    return VerifyResult(states, partitions_ongoing, moves, moves_ongoing)

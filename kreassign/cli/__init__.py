@@ -1,0 +1,1 @@
+"""Command line front end: the only layer that prints, reads argv or exits."""

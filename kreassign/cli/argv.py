@@ -1,0 +1,156 @@
+"""Command-line parsing with the Apache tool's rules (jopt-simple 5 plus validateAndParseArgs).
+
+Parsing and validation happen in the Apache order, so that the same bad command line gets the same
+first complaint: unknown options, then help and version, exactly one action, the bootstrap rules,
+required arguments, and options that an action does not accept (reported in command-line order).
+Typed values (``--throttle`` ...) are converted only when an action reads them, as jopt-simple does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kreassign.cli.spec import ACTIONS, REQUIRED_ARGS, SPECS, Arity, OptionSpec, permitted_args
+from kreassign.errors import CommandError, UsageError
+
+_JAVA_LONG = re.compile(r"[+-]?\d+")
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+class OptionSyntaxError(UsageError):
+    """What jopt-simple throws while parsing (the Apache tool dies with a stack trace on stderr)."""
+
+
+@dataclass
+class ParsedArgs:
+    """Options in the order they were first seen, each with the raw values given to it."""
+
+    raw: list[str]
+    seen: list[OptionSpec] = field(default_factory=list)
+    values: dict[str, list[str | None]] = field(default_factory=dict)
+    non_options: list[str] = field(default_factory=list)
+
+    def has(self, name: str) -> bool:
+        return name in self.values
+
+    def value(self, name: str) -> str | None:
+        """jopt-simple's valueOf: the single value, the default, or an error if given twice."""
+        spec = SPECS[name]
+        given = self.values.get(name)
+        if not given:
+            return None if spec.default is None else str(spec.default)
+        if len(given) > 1:
+            raise CommandError(f"Found multiple arguments for option {name}, but you asked for only one")
+        return given[0]
+
+    def long_value(self, name: str) -> int | None:
+        """Like jopt-simple's ``ofType(Long.class)``: Java Long.valueOf rules and message."""
+        text = self.value(name)
+        if text is None:
+            return None
+        if _JAVA_LONG.fullmatch(text):
+            number = int(text)
+            if _LONG_MIN <= number <= _LONG_MAX:
+                return number
+        raise CommandError(f"Cannot parse argument '{text}' of option {name}")
+
+    @property
+    def action(self) -> str:
+        return next(a for a in ACTIONS if self.has(a))
+
+
+def _resolve_long_name(candidate: str) -> OptionSpec | None:
+    """Exact name, else a unique prefix of one name (jopt-simple's abbreviations)."""
+    if candidate in SPECS:
+        return SPECS[candidate]
+    matches = [spec for name, spec in SPECS.items() if name.startswith(candidate)]
+    return matches[0] if len(matches) == 1 and candidate else None
+
+
+def _looks_like_option(token: str) -> bool:
+    if token.startswith("--"):
+        return len(token) > 2
+    return token.startswith("-") and len(token) > 1 and not _JAVA_LONG.fullmatch(token)
+
+
+def scan(argv: list[str]) -> ParsedArgs:
+    """Tokenize ``argv`` as jopt-simple does. Raises OptionSyntaxError with jopt-simple's message."""
+    parsed = ParsedArgs(raw=list(argv))
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if token == "--":
+            parsed.non_options.extend(tokens[i:])
+            break
+        if token.startswith("--"):
+            body = token[2:]
+        elif token.startswith("-") and len(token) > 1:
+            body = token[1:]
+            name = body.split("=", 1)[0]
+            if _resolve_long_name(name) is None:
+                raise OptionSyntaxError(f"{body[0]} is not a recognized option")
+        else:
+            parsed.non_options.append(token)
+            continue
+        name, has_inline, inline = body.partition("=")
+        spec = _resolve_long_name(name)
+        if spec is None:
+            raise OptionSyntaxError(f"{name} is not a recognized option")
+        value: str | None = None
+        if spec.arity is Arity.FLAG:
+            if has_inline:
+                raise OptionSyntaxError(f"Option {spec} does not accept arguments")
+        elif has_inline:
+            value = inline
+        elif spec.arity is Arity.REQUIRED:
+            if i >= len(tokens):
+                raise OptionSyntaxError(f"Option {spec} requires an argument")
+            value = tokens[i]
+            i += 1
+        elif i < len(tokens) and not _looks_like_option(tokens[i]):
+            value = tokens[i]
+            i += 1
+        if spec.name not in parsed.values:
+            parsed.seen.append(spec)
+            parsed.values[spec.name] = []
+        if spec.arity is not Arity.FLAG and (value is not None or spec.arity is Arity.REQUIRED):
+            parsed.values[spec.name].append(value)
+    return parsed
+
+
+@dataclass(frozen=True)
+class Request:
+    """A validated command line: what to do."""
+
+    kind: str  # "help", "version" or one of ACTIONS
+    args: ParsedArgs
+
+
+def validate(argv: list[str]) -> Request:
+    """The Apache tool's validateAndParseArgs, in its order. Raises UsageError with its messages."""
+    parsed = scan(argv)
+    if not argv or parsed.has("help"):
+        return Request("help", parsed)
+    if parsed.has("version"):
+        return Request("version", parsed)
+    actions = [a for a in ACTIONS if parsed.has(a)]
+    if len(actions) != 1:
+        raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in ACTIONS))
+    action = actions[0]
+    has_server, has_controller = parsed.has("bootstrap-server"), parsed.has("bootstrap-controller")
+    if has_server and has_controller:
+        raise UsageError("Please don't specify both --bootstrap-server and --bootstrap-controller")
+    if not has_server and not has_controller:
+        raise UsageError("Please specify either --bootstrap-server or --bootstrap-controller")
+    required = REQUIRED_ARGS[action]
+    for name in required:
+        if not parsed.has(name):
+            raise UsageError(f'Missing required argument "{SPECS[name]}"')
+    permitted = permitted_args(action, uses_bootstrap_server=has_server)
+    for spec in parsed.seen:
+        if spec.name != action and spec.name not in required and spec.name not in permitted:
+            raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
+    return Request(action, parsed)

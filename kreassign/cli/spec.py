@@ -1,0 +1,197 @@
+"""Every command-line option, with the Apache tool's rules for each action. Pure data, no imports.
+
+The Apache tool parses with jopt-simple; ``kreassign.cli.argv`` reproduces its rules from this table
+(long options, ``--name=value``, unique-prefix abbreviations, required and optional arguments), and
+``kreassign.cli.app`` declares the same options to Typer for ``--help``, completions and the man page.
+A unit test keeps the two in sync.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Arity(Enum):
+    FLAG = "flag"
+    REQUIRED = "required"  # always takes the next token
+    OPTIONAL = "optional"  # takes the next token unless it looks like an option
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    arity: Arity
+    value_type: type = str
+    default: object = None
+    help: str = ""
+    metavar: str = ""
+    apache: bool = True  # False: a kreassign extension, not in the Apache tool
+
+    def __str__(self) -> str:
+        # jopt-simple's OptionSpec.toString(), used in the Apache messages: [throttle]
+        return f"[{self.name}]"
+
+
+ACTIONS = ("generate", "execute", "verify", "cancel", "list")
+
+_SPECS = (
+    # Apache order of declaration (ReassignPartitionsCommandOptions), help and version first.
+    OptionSpec("help", Arity.FLAG, help="Print usage information."),
+    OptionSpec("version", Arity.FLAG, help="Display Kafka version."),
+    OptionSpec(
+        "verify",
+        Arity.FLAG,
+        help="Verify if the reassignment completed as specified by the --reassignment-json-file option. "
+        "If there is a throttle engaged for the replicas specified, and the rebalance has completed, "
+        "the throttle will be removed",
+    ),
+    OptionSpec(
+        "generate",
+        Arity.FLAG,
+        help="Generate a candidate partition reassignment configuration. Note that this only generates "
+        "a candidate assignment, it does not execute it.",
+    ),
+    OptionSpec(
+        "execute",
+        Arity.FLAG,
+        help="Kick off the reassignment as specified by the --reassignment-json-file option.",
+    ),
+    OptionSpec("cancel", Arity.FLAG, help="Cancel an active reassignment."),
+    OptionSpec("list", Arity.FLAG, help="List all active partition reassignments."),
+    OptionSpec(
+        "bootstrap-server",
+        Arity.OPTIONAL,
+        help="the server(s) to use for bootstrapping.",
+        metavar="Server(s) to use for bootstrapping",
+    ),
+    OptionSpec(
+        "command-config",
+        Arity.REQUIRED,
+        help="Property file containing configs to be passed to Admin Client.",
+        metavar="Admin client property file",
+    ),
+    OptionSpec(
+        "reassignment-json-file",
+        Arity.REQUIRED,
+        help="The JSON file with the partition reassignment configuration. The format to use is - "
+        '{"partitions": [{"topic": "foo", "partition": 1, "replicas": [1,2,3], '
+        '"log_dirs": ["dir1","dir2","dir3"] }], "version":1} Note that "log_dirs" is optional. When it '
+        "is specified, its length must equal the length of the replicas list. The value in this list can "
+        'be either "any" or the absolution path of the log directory on the broker. If absolute log '
+        "directory path is specified, the replica will be moved to the specified log directory on the broker.",
+        metavar="manual assignment json file path",
+    ),
+    OptionSpec(
+        "topics-to-move-json-file",
+        Arity.REQUIRED,
+        help="Generate a reassignment configuration to move the partitions of the specified topics to the "
+        'list of brokers specified by the --broker-list option. The format to use is - {"topics": '
+        '[{"topic": "foo"},{"topic": "foo1"}], "version":1}',
+        metavar="topics to reassign json file path",
+    ),
+    OptionSpec(
+        "broker-list",
+        Arity.REQUIRED,
+        help='The list of brokers to which the partitions need to be reassigned in the form "0,1,2". '
+        "This is required if --topics-to-move-json-file is used to generate reassignment configuration",
+        metavar="brokerlist",
+    ),
+    OptionSpec(
+        "bootstrap-controller",
+        Arity.OPTIONAL,
+        help="The controller to use for reassignment. By default, the tool will get the quorum controller. "
+        "This option supports the actions --cancel and --list.",
+        metavar="bootstrap controller to connect to",
+    ),
+    OptionSpec("disable-rack-aware", Arity.FLAG, help="Disable rack aware replica assignment"),
+    OptionSpec(
+        "throttle",
+        Arity.REQUIRED,
+        int,
+        -1,
+        help="The movement of partitions between brokers will be throttled to this value (bytes/sec). "
+        "This option can be included with --execute when a reassignment is started, and it can be altered "
+        "by resubmitting the current reassignment along with the --additional flag. The throttle rate "
+        "should be at least 1 KB/s.",
+        metavar="throttle",
+    ),
+    OptionSpec(
+        "replica-alter-log-dirs-throttle",
+        Arity.REQUIRED,
+        int,
+        -1,
+        help="The movement of replicas between log directories on the same broker will be throttled to "
+        "this value (bytes/sec). This option can be included with --execute when a reassignment is "
+        "started, and it can be altered by resubmitting the current reassignment along with the "
+        "--additional flag. The throttle rate should be at least 1 KB/s.",
+        metavar="replicaAlterLogDirsThrottle",
+    ),
+    OptionSpec(
+        "timeout",
+        Arity.REQUIRED,
+        int,
+        10000,
+        help="The maximum time in ms to wait for log directory replica assignment to begin.",
+        metavar="timeout",
+    ),
+    OptionSpec(
+        "additional",
+        Arity.FLAG,
+        help="Execute this reassignment in addition to any other ongoing ones. This option can also be "
+        "used to change the throttle of an ongoing reassignment.",
+    ),
+    OptionSpec("preserve-throttles", Arity.FLAG, help="Do not modify broker or topic throttles."),
+    OptionSpec(
+        "disallow-replication-factor-change",
+        Arity.FLAG,
+        help="Denies the ability to change a partition's replication factor as part of this reassignment "
+        "through adding validation against it.",
+    ),
+    # ---- kreassign extensions (never change the Apache stdout when absent)
+    OptionSpec(
+        "seed",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: seed the --generate placement (java.util.Random semantics) so that the "
+        "proposal is reproducible.",
+        metavar="N",
+        apache=False,
+    ),
+)
+
+SPECS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
+
+REQUIRED_ARGS: dict[str, tuple[str, ...]] = {
+    "verify": ("reassignment-json-file",),
+    "generate": ("topics-to-move-json-file", "broker-list"),
+    "execute": ("reassignment-json-file",),
+    "cancel": ("reassignment-json-file",),
+    "list": (),
+}
+
+
+def permitted_args(action: str, uses_bootstrap_server: bool) -> tuple[str, ...]:
+    """The Apache tool's permitted options per action, plus kreassign's extensions for that action."""
+    bootstrap = "bootstrap-server" if uses_bootstrap_server else "bootstrap-controller"
+    apache = {
+        "verify": ("bootstrap-server", "command-config", "preserve-throttles"),
+        "generate": ("bootstrap-server", "broker-list", "command-config", "disable-rack-aware"),
+        "execute": (
+            "additional",
+            "bootstrap-server",
+            "command-config",
+            "throttle",
+            "replica-alter-log-dirs-throttle",
+            "timeout",
+            "disallow-replication-factor-change",
+        ),
+        "cancel": (bootstrap, "command-config", "preserve-throttles", "timeout"),
+        "list": (bootstrap, "command-config"),
+    }[action]
+    return apache + EXTENSIONS_PER_ACTION.get(action, ())
+
+
+EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
+    "generate": ("seed",),
+}

@@ -1,0 +1,104 @@
+"""What the rest of kreassign needs from a Kafka cluster. Implemented by the Kafka adapter
+(``kreassign.cluster.kafka``) and by the in-memory simulated cluster used in tests and dry runs.
+
+Every method either returns plain values from ``kreassign.model`` or raises a ``kreassign.errors``
+type whose message is what the Apache tool would print after ``Error: ``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from kreassign.model import (
+    Broker,
+    PartitionInfo,
+    PartitionReassignment,
+    TopicPartition,
+    TopicPartitionReplica,
+)
+
+
+class ResourceType(Enum):
+    BROKER = "broker"
+    TOPIC = "topic"
+
+
+@dataclass(frozen=True)
+class ConfigResource:
+    type: ResourceType
+    name: str
+
+
+class OpType(Enum):
+    SET = "set"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class ConfigOp:
+    name: str
+    op: OpType
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplicaLogDirInfo:
+    """Where a replica lives on its broker; ``future`` is set while it moves between log dirs."""
+
+    current: str | None
+    future: str | None = None
+
+
+class ClusterPort(Protocol):
+    def describe_brokers(self) -> list[Broker]:
+        """Live brokers in the order the cluster reports them (DescribeCluster)."""
+        ...
+
+    def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        """Partitions of each topic, sorted by partition. Raises ``ClusterError`` with
+        ``org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic <t> not found.``
+        semantics for an unknown topic (see UnknownTopicError)."""
+        ...
+
+    def list_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]: ...
+
+    def alter_reassignments(
+        self,
+        targets: Mapping[TopicPartition, Sequence[int] | None],
+        allow_replication_factor_change: bool = True,
+    ) -> dict[TopicPartition, str]:
+        """Submit (or, with ``None``, cancel) reassignments; returns an error message per failed partition."""
+        ...
+
+    def describe_replica_log_dirs(
+        self, replicas: Iterable[TopicPartitionReplica]
+    ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
+        """Only replicas found on their broker appear in the result."""
+        ...
+
+    def alter_replica_log_dirs(
+        self, moves: Mapping[TopicPartitionReplica, str]
+    ) -> set[TopicPartitionReplica]:
+        """Start log-dir moves; returns the replicas whose move was accepted. A replica that is not
+        available yet (ReplicaNotAvailable) is left out; any other failure raises ``CommandError``
+        with message ``Failed to alter dir for <replica>``."""
+        ...
+
+    def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
+        """Dynamic (explicitly set) config values of each resource."""
+        ...
+
+    def incremental_alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None: ...
+
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
+        """Returns an error message per partition whose election failed (none elected is not an error)."""
+        ...
+
+    def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,116 @@
+"""Resolve the pinned Apache Kafka release's jars from Maven Central into a local cache folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from kreassign.errors import KreassignError
+
+POM = Path(__file__).with_name("pom.xml")
+TOOLS_LOG4J = Path(__file__).with_name("log4j2-tools.properties")
+BROKER_LOG4J = Path(__file__).with_name("log4j2-broker.properties")
+
+REASSIGN_MAIN_CLASS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+
+# JVM options of Apache's bin/kafka-run-class.sh for tools, so that the reference tool is measured as
+# operators run it (KAFKA_HEAP_OPTS defaults to -Xmx256M there).
+APACHE_TOOL_JVM_OPTS = (
+    "-Xmx256M",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+    "-Djava.awt.headless=true",
+)
+
+
+class HarnessError(KreassignError):
+    """The local Kafka could not be prepared or started."""
+
+
+def pinned_kafka_version() -> str:
+    match = re.search(r"<kafka.version>([^<]+)</kafka.version>", POM.read_text())
+    if not match:  # pragma: no cover - the pom ships with the package
+        raise HarnessError(f"no <kafka.version> in {POM}")
+    return match.group(1)
+
+
+def cache_root() -> Path:
+    """``$KREASSIGN_CACHE_DIR``, else ``.cache`` of a source checkout, else ``~/.cache/kreassign``."""
+    configured = os.environ.get("KREASSIGN_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").exists():
+        return checkout / ".cache"
+    return Path.home() / ".cache" / "kreassign"
+
+
+def check_prerequisites() -> None:
+    """Java 17+ and Maven must be on PATH; say exactly what is missing."""
+    java = shutil.which("java")
+    if not java:
+        raise HarnessError("Java 17 or newer is required to run a local Kafka: no 'java' on PATH")
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)', out)
+    if not match or int(match.group(1)) < 17:
+        raise HarnessError(f"Java 17 or newer is required to run a local Kafka, found: {out.splitlines()[:1]}")
+    if not shutil.which("mvn"):
+        raise HarnessError(
+            "Maven ('mvn') is required to fetch the Apache Kafka jars: install it (apt-get install maven)"
+        )
+
+
+def kafka_libs(version: str | None = None) -> Path:
+    """The folder holding every jar of the pinned release, resolving it with Maven on first use."""
+    version = version or pinned_kafka_version()
+    libs = cache_root() / f"kafka-{version}" / "libs"
+    stamp = libs / ".complete"
+    if stamp.exists():
+        return libs
+    check_prerequisites()
+    tmp = libs.with_name("libs.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    cmd = [
+        "mvn",
+        "-q",
+        "-B",
+        "-f",
+        str(POM),
+        f"-Dkafka.version={version}",
+        "dependency:copy-dependencies",
+        "-DincludeScope=runtime",
+        f"-DoutputDirectory={tmp}",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
+        raise HarnessError(f"Maven could not resolve Apache Kafka {version}:\n{tail}")
+    if not any(tmp.glob(f"kafka_2.13-{version}.jar")):
+        raise HarnessError(f"Maven finished but kafka_2.13-{version}.jar is missing in {tmp}")
+    shutil.rmtree(libs, ignore_errors=True)
+    tmp.rename(libs)
+    stamp.write_text(version + "\n")
+    return libs
+
+
+def classpath(version: str | None = None) -> str:
+    return str(kafka_libs(version) / "*")
+
+
+def apache_tool_command(java_opts: tuple[str, ...] = APACHE_TOOL_JVM_OPTS) -> list[str]:
+    """argv prefix that runs Apache's kafka-reassign-partitions from the pinned jars."""
+    return [
+        "java",
+        *java_opts,
+        f"-Dlog4j2.configurationFile={TOOLS_LOG4J}",
+        "-cp",
+        classpath(),
+        REASSIGN_MAIN_CLASS,
+    ]

@@ -1,0 +1,60 @@
+"""Typed errors. Core code raises these; only ``kreassign.cli`` turns them into output and exit codes.
+
+Each error knows how the Apache tool would report it, so that stdout stays identical:
+
+* ``UsageError``: the Apache tool prints the message (and its usage text) on stderr and exits 1.
+* ``CommandError``: the Apache tool prints ``Error: <message>`` on stdout (plus a Java stack trace,
+  which we never print) and exits 1.
+* ``TerseError``: the Apache tool prints just ``<message>`` on stdout and exits 1.
+"""
+
+from __future__ import annotations
+
+
+class KreassignError(Exception):
+    """Base class. ``exit_code`` is what the process exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.message
+
+
+class UsageError(KreassignError):
+    """Bad command line: message on stderr, exit 1 (the Apache tool also prints its usage)."""
+
+
+class CommandError(KreassignError):
+    """A failed action, reported as ``Error: <message>`` on stdout."""
+
+
+class TerseError(KreassignError):
+    """A failed action reported with its bare message on stdout (Apache's TerseException)."""
+
+
+class InvalidJsonError(CommandError):
+    """Input JSON that cannot be parsed or has the wrong shape."""
+
+
+class ClusterError(CommandError):
+    """The cluster refused or failed a request (unknown topic, authorization, timeout ...)."""
+
+
+class ConfigError(CommandError):
+    """A --command-config property that cannot be honoured."""
+
+
+class UnknownTopicOrPartitionError(ClusterError):
+    """Kafka's UnknownTopicOrPartitionException; the message is the Java getMessage() text."""
+
+
+class AuthorizationError(ClusterError):
+    """The principal lacks an ACL needed for the action."""
+
+
+class ClusterTimeoutError(ClusterError):
+    """The cluster did not answer in time."""

@@ -1,0 +1,93 @@
+"""States of partition reassignments and log-dir moves, and the Apache tool's text for them (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kreassign.model import PartitionReassignment, TopicPartition, TopicPartitionReplica
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    current: tuple[int, ...]
+    target: tuple[int, ...]
+    done: bool
+
+
+@dataclass(frozen=True)
+class LogDirMoveState:
+    """``kind`` is one of: missing_replica, missing_log_dir, completed, cancelled, active."""
+
+    kind: str
+    target: str
+    current: str | None = None
+    future: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.kind != "active"
+
+
+def _joined(replicas: tuple[int, ...]) -> str:
+    return ",".join(str(r) for r in replicas)
+
+
+def render_partition_states(states: Mapping[TopicPartition, PartitionState]) -> str:
+    lines = ["Status of partition reassignment:"]
+    for tp in sorted(states):
+        state = states[tp]
+        if not state.done:
+            lines.append(f"Reassignment of partition {tp} is still in progress.")
+        elif state.current == state.target:
+            lines.append(f"Reassignment of partition {tp} is completed.")
+        else:
+            lines.append(
+                f"There is no active reassignment of partition {tp}, but replica set is "
+                f"{_joined(state.current)} rather than {_joined(state.target)}."
+            )
+    return "\n".join(lines)
+
+
+def render_log_dir_states(states: Mapping[TopicPartitionReplica, LogDirMoveState]) -> str:
+    lines = []
+    for replica in sorted(states, key=TopicPartitionReplica.sort_key):
+        state = states[replica]
+        where = f"{replica.topic}-{replica.partition}"
+        if state.kind == "missing_log_dir":
+            lines.append(
+                f"Partition {where} is not found in any live log dir on broker {replica.broker_id}. "
+                "There is likely an offline log directory on the broker."
+            )
+        elif state.kind == "missing_replica":
+            lines.append(
+                f"Partition {where} cannot be found in any live log directory on broker {replica.broker_id}."
+            )
+        elif state.kind == "active":
+            if state.target == state.future:
+                lines.append(f"Reassignment of replica {replica} is still in progress.")
+            else:
+                lines.append(
+                    f"Partition {where} on broker {replica.broker_id} is being moved to log dir "
+                    f"{state.future} instead of {state.target}."
+                )
+        elif state.kind == "cancelled":
+            lines.append(
+                f"Partition {where} on broker {replica.broker_id} is not being moved from log dir "
+                f"{state.current} to {state.target}."
+            )
+        else:
+            lines.append(f"Reassignment of replica {replica} completed successfully.")
+    return "\n".join(lines)
+
+
+def render_current_reassignments(current: Mapping[TopicPartition, PartitionReassignment]) -> str:
+    if not current:
+        return "No partition reassignments found."
+    lines = ["Current partition reassignments:"]
+    for tp in sorted(current):
+        r = current[tp]
+        adding = f" adding: {_joined(r.adding)}." if r.adding else ""
+        removing = f" removing: {_joined(r.removing)}." if r.removing else ""
+        lines.append(f"{tp}: replicas: {_joined(r.replicas)}.{adding}{removing}")
+    return "\n".join(lines)

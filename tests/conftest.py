@@ -1,0 +1,76 @@
+"""Shared fixtures. The real Kafka cluster is started once per session from the Maven-resolved jars.
+
+If Kafka cannot be started the fixture raises: integration tests fail loudly, they are never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from kreassign.devcluster.cluster import LocalKafkaCluster
+
+_CLUSTERS: list[LocalKafkaCluster] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Resolve the pinned Kafka jars once, and tell tests that run Java programs where they are."""
+    from kreassign.devcluster.jars import classpath
+
+    os.environ.setdefault("KREASSIGN_KAFKA_CLASSPATH", classpath())
+
+
+def _start(tmp_path_factory: pytest.TempPathFactory, name: str, **kwargs) -> LocalKafkaCluster:
+    cluster = LocalKafkaCluster(tmp_path_factory.mktemp(name), **kwargs)
+    _CLUSTERS.append(cluster)
+    cluster.start()
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafkaCluster]:
+    """3 brokers (ids 1-3, racks rack-a/rack-b alternating) and one dedicated KRaft controller."""
+    cluster = _start(tmp_path_factory, "kafka3", brokers=3)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafkaCluster]:
+    """5 brokers over 3 racks, for batched moves and failure tests."""
+    cluster = _start(tmp_path_factory, "kafka5", brokers=5, racks=("rack-a", "rack-b", "rack-c"))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def bootstrap(kafka_cluster: LocalKafkaCluster) -> str:
+    return kafka_cluster.bootstrap_servers
+
+
+@pytest.fixture
+def restartable_broker(kafka_cluster: LocalKafkaCluster):
+    """Returns stop(broker_id); every broker stopped through it is started again after the test."""
+    stopped: list[int] = []
+
+    def stop(broker_id: int, hard: bool = False) -> None:
+        kafka_cluster.stop_node(broker_id, hard=hard)
+        stopped.append(broker_id)
+
+    yield stop
+    for broker_id in stopped:
+        kafka_cluster.start_node(broker_id)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """On a failure, attach the tail of every broker log of the running clusters to the report."""
+    report = yield
+    if report.failed and _CLUSTERS:
+        tails = []
+        for cluster in _CLUSTERS:
+            tails.extend(cluster.log_tail(n.node_id, 25) for n in cluster.nodes)
+        report.sections.append(("kafka node logs (tail)", "\n".join(tails)))
+    return report
