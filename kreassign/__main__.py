@@ -1,4 +1,5 @@
-from kreassign.cli.entry import main
 import sys
+
+from kreassign.cli.entry import main
 
 sys.exit(main())

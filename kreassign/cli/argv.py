@@ -1,5 +1,8 @@
 """Command-line parsing with the Apache tool's rules (jopt-simple 5 plus validateAndParseArgs).
 
+Long options (``--name`` or ``--name=value``), exact names only (no abbreviations, like the Apache
+tool's parser).
+
 Parsing and validation happen in the Apache order, so that the same bad command line gets the same
 first complaint: unknown options, then help and version, exactly one action, the bootstrap rules,
 required arguments, and options that an action does not accept (reported in command-line order).
@@ -61,11 +64,9 @@ class ParsedArgs:
 
 
 def _resolve_long_name(candidate: str) -> OptionSpec | None:
-    """Exact name, else a unique prefix of one name (jopt-simple's abbreviations)."""
-    if candidate in SPECS:
-        return SPECS[candidate]
-    matches = [spec for name, spec in SPECS.items() if name.startswith(candidate)]
-    return matches[0] if len(matches) == 1 and candidate else None
+    """Exact names only: the Apache tool's parser is built with abbreviations turned off
+    (``--li`` is "li is not a recognized option" there, observed on 4.3.1)."""
+    return SPECS.get(candidate)
 
 
 def _looks_like_option(token: str) -> bool:
@@ -102,12 +103,12 @@ def scan(argv: list[str]) -> ParsedArgs:
         value: str | None = None
         if spec.arity is Arity.FLAG:
             if has_inline:
-                raise OptionSyntaxError(f"Option {spec} does not accept arguments")
+                raise OptionSyntaxError(f"Option {spec.name} does not accept arguments")
         elif has_inline:
             value = inline
         elif spec.arity is Arity.REQUIRED:
             if i >= len(tokens):
-                raise OptionSyntaxError(f"Option {spec} requires an argument")
+                raise OptionSyntaxError(f"Option {spec.name} requires an argument")
             value = tokens[i]
             i += 1
         elif i < len(tokens) and not _looks_like_option(tokens[i]):

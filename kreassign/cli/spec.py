@@ -1,7 +1,7 @@
 """Every command-line option, with the Apache tool's rules for each action. Pure data, no imports.
 
 The Apache tool parses with jopt-simple; ``kreassign.cli.argv`` reproduces its rules from this table
-(long options, ``--name=value``, unique-prefix abbreviations, required and optional arguments), and
+(long options, ``--name=value``, exact names only, required and optional arguments), and
 ``kreassign.cli.app`` declares the same options to Typer for ``--help``, completions and the man page.
 A unit test keeps the two in sync.
 """

@@ -81,9 +81,7 @@ class ClusterPort(Protocol):
         """Only replicas found on their broker appear in the result."""
         ...
 
-    def alter_replica_log_dirs(
-        self, moves: Mapping[TopicPartitionReplica, str]
-    ) -> set[TopicPartitionReplica]:
+    def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
         """Start log-dir moves; returns the replicas whose move was accepted. A replica that is not
         available yet (ReplicaNotAvailable) is left out; any other failure raises ``CommandError``
         with message ``Failed to alter dir for <replica>``."""

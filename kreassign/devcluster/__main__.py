@@ -79,20 +79,8 @@ def _show(argv: list[str]) -> subprocess.CompletedProcess:
     return proc
 
 
-def _produce(bootstrap: str, topic: str, messages: int) -> None:
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20})
-    payload = b"x" * 1000
-    for i in range(messages):
-        producer.produce(topic, value=payload, key=str(i).encode())
-        if i % 10000 == 0:
-            producer.poll(0)
-    producer.flush(60)
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from kreassign.devcluster.topics import create_topic
 
     work = Path(args.dir) / "demo"
     work.mkdir(parents=True, exist_ok=True)
@@ -104,11 +92,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with LocalKafkaCluster(work / "cluster", brokers=3) as cluster:
         bootstrap = cluster.bootstrap_servers
         print(f"brokers {cluster.broker_racks} at {bootstrap}")
-        admin = AdminClient({"bootstrap.servers": bootstrap})
         # Every replica on brokers 1 and 2: the plan will spread them over 1, 2 and 3.
         layout = [[1, 2], [2, 1]] * 3
-        admin.create_topics([NewTopic("demo", replica_assignment=layout)])["demo"].result(timeout=30)
-        _produce(bootstrap, "demo", args.messages)
+        create_topic(bootstrap, "demo", layout, messages=args.messages, size=1000)
         print(f"created topic 'demo' (6 partitions, RF 2, on brokers 1 and 2) with {args.messages} messages of 1 KB")
 
         topics = work / "topics.json"
@@ -176,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("stop")
     sub.add_parser("status")
     apache = sub.add_parser("apache")
-    apache.add_argument("rest", nargs=argparse.REMAINDER)
+    apache.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the Apache tool")
     demo = sub.add_parser("demo")
     demo.add_argument("--messages", type=int, default=20000)
     args = parser.parse_args(argv)

@@ -60,9 +60,7 @@ def render_log_dir_states(states: Mapping[TopicPartitionReplica, LogDirMoveState
                 "There is likely an offline log directory on the broker."
             )
         elif state.kind == "missing_replica":
-            lines.append(
-                f"Partition {where} cannot be found in any live log directory on broker {replica.broker_id}."
-            )
+            lines.append(f"Partition {where} cannot be found in any live log directory on broker {replica.broker_id}.")
         elif state.kind == "active":
             if state.target == state.future:
                 lines.append(f"Reassignment of replica {replica} is still in progress.")

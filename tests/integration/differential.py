@@ -1,0 +1,63 @@
+"""Run the Apache tool and kreassign side by side, and compare what a runbook can see."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from kreassign.devcluster.jars import apache_tool_command
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_apache(args: list[str], timeout: float = 180) -> Outcome:
+    proc = subprocess.run([*apache_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_ours(args: list[str], timeout: float = 180) -> Outcome:
+    proc = subprocess.run([sys.executable, "-m", "kreassign", *args], capture_output=True, text=True, timeout=timeout)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+_STACK_FRAME = "\n\tat "
+
+
+def strip_java_stack_trace(stdout: str) -> str:
+    """The Apache tool prints ``Error: <message>`` then ``Utils.stackTrace(e)`` (which starts with
+    ``<exception class>: <message>``) on stdout. Keep what precedes the stack trace: that is the
+    contract kreassign keeps (COMPATIBILITY in README.md)."""
+    start = stdout.find("Error: ")
+    frame = stdout.find(_STACK_FRAME, start)
+    if start < 0 or frame < 0:
+        return stdout
+    header = stdout[start:frame]  # "Error: M\n<class>: M"  (M may span several lines)
+    for cut in [m.start() for m in re.finditer("\n", header)]:
+        message = header[len("Error: ") : cut]
+        trace_head = header[cut + 1 :]
+        if re.fullmatch(r"[\w.$]+(: " + re.escape(message) + r")?", trace_head, flags=re.S) or (
+            message == "null" and re.fullmatch(r"[\w.$]+", trace_head)
+        ):
+            return stdout[: start + cut + 1]
+    return stdout[:frame]
+
+
+def first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def wait_until(predicate, timeout: float = 60, interval: float = 0.5) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
