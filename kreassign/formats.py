@@ -143,21 +143,55 @@ def _read_partition_entry(
     partitions: list[tuple[TopicPartition, tuple[int, ...]]],
     log_dirs: dict[TopicPartitionReplica, str],
 ) -> None:
+    topic, partition, replicas, dirs = _plain_entry(fields) or _checked_entry(fields)
+    partitions.append((TopicPartition(topic, partition), tuple(replicas)))
+    if dirs is not None and dirs.count(ANY_LOG_DIR) != len(dirs):
+        for broker, log_dir in zip(replicas, dirs, strict=True):
+            if log_dir != ANY_LOG_DIR:
+                log_dirs[TopicPartitionReplica(topic, partition, broker)] = log_dir
+
+
+_Entry = tuple[str, int, list[int], "list[str] | None"]
+
+
+def _plain_entry(fields: dict[str, JsonValue]) -> _Entry | None:
+    """The usual well-formed entry, checked with few Python operations; None if anything is unusual."""
+    topic = fields.get("topic")
+    partition = fields.get("partition")
+    replicas = fields.get("replicas")
+    dirs = fields.get("log_dirs")
+    if (
+        type(topic) is not str
+        or type(partition) is not int
+        or not jsoncompat.INT_MIN <= partition <= jsoncompat.INT_MAX
+        or type(replicas) is not list
+        or (replicas and not _all_int32(replicas))
+    ):
+        return None
+    if dirs is None:
+        return (topic, partition, replicas, None) if "log_dirs" not in fields else None
+    if type(dirs) is not list or len(dirs) != len(replicas) or (dirs and set(map(type, dirs)) != {str}):
+        return None
+    return topic, partition, replicas, dirs  # type: ignore[return-value]
+
+
+def _all_int32(values: list[JsonValue]) -> bool:
+    return set(map(type, values)) == {int} and min(values) >= jsoncompat.INT_MIN and max(values) <= jsoncompat.INT_MAX  # type: ignore[type-var,operator]
+
+
+def _checked_entry(fields: dict[str, JsonValue]) -> _Entry:
+    """The entry decoded field by field in the Apache tool's order, raising its first error."""
     topic = _decode_string(_required_field(fields, "topic"))
     partition = _decode_int(_required_field(fields, "partition"))
     replicas = _decode_list(_required_field(fields, "replicas"), _decode_int)
     has_dirs = "log_dirs" in fields
     dirs = _decode_list(fields["log_dirs"], _decode_string) if has_dirs else [ANY_LOG_DIR] * len(replicas)
-    topic_partition = TopicPartition(topic, partition)
     if len(replicas) != len(dirs):
         raise CommandError(
             f"Size of replicas list {_java_list_text(replicas)} is different from size of log dirs list "
-            f"{_java_list_text(dirs)} for partition {topic_partition}"
+            f"{_java_list_text(dirs)} for partition {TopicPartition(topic, partition)}"
         )
-    partitions.append((topic_partition, tuple(replicas)))
-    for broker, log_dir in zip(replicas, dirs, strict=True):
-        if log_dir != ANY_LOG_DIR:
-            log_dirs[TopicPartitionReplica(topic, partition, broker)] = log_dir
+    return topic, partition, replicas, dirs
 
 
 def validate_execute_plan(plan: ReassignmentPlan) -> dict[TopicPartition, tuple[int, ...]]:
@@ -186,21 +220,44 @@ def format_reassignment_json(
     log_dirs: Mapping[TopicPartitionReplica, str],
 ) -> str:
     """``formatAsReassignmentJson``: Jackson's compact JSON, partitions sorted by topic then number."""
+    quoted: dict[str, str] = {}
+
+    def quote(text: str) -> str:
+        result = quoted.get(text)
+        if result is None:
+            result = quoted[text] = quote_json_string(text)
+        return result
+
+    any_dirs = {1: '"any"'}
     entries = []
-    for tp in sorted(assignments, key=_topic_partition_sort_key):
+    for tp in sorted(assignments, key=_topic_partition_sort_key(assignments)):
         replicas = assignments[tp]
-        dirs = (log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, broker), ANY_LOG_DIR) for broker in replicas)
+        if log_dirs:
+            dirs = ",".join(
+                quote(log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, broker), ANY_LOG_DIR))
+                for broker in replicas
+            )
+        else:
+            dirs = any_dirs.get(len(replicas)) or any_dirs.setdefault(
+                len(replicas), ",".join(['"any"'] * len(replicas))
+            )
         entries.append(
-            '{"topic":' + quote_json_string(tp.topic) + ',"partition":' + str(tp.partition)
-            + ',"replicas":[' + ",".join(map(str, replicas)) + '],"log_dirs":['
-            + ",".join(map(quote_json_string, dirs)) + "]}"
+            '{"topic":' + quote(tp.topic) + ',"partition":' + str(tp.partition)
+            + ',"replicas":[' + ",".join(map(str, replicas)) + '],"log_dirs":[' + dirs + "]}"
         )  # fmt: skip
     return '{"version":1,"partitions":[' + ",".join(entries) + "]}"
 
 
-def _topic_partition_sort_key(tp: TopicPartition) -> tuple[bytes, int]:
-    """``compareTopicPartitions``: ``String.compareTo`` (UTF-16 code units), then the partition."""
-    return _utf16_key(tp.topic), tp.partition
+def _topic_partition_sort_key(topic_partitions: Iterable[TopicPartition]) -> Callable[[TopicPartition], tuple]:
+    """``compareTopicPartitions``: ``String.compareTo`` (UTF-16 code units), then the partition.
+
+    Python orders strings by code point, which differs from UTF-16 order only between characters
+    above U+FFFF and those in U+E000..U+FFFF.
+    """
+    topics = {tp.topic for tp in topic_partitions}
+    if all(topic.isascii() or not jsoncompat.has_supplementary_characters(topic) for topic in topics):
+        return lambda tp: (tp.topic, tp.partition)
+    return lambda tp: (_utf16_key(tp.topic), tp.partition)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -477,6 +534,12 @@ class _JavaHashSet(Generic[_K]):
         if len(self._table) < self._MIN_TREEIFY_CAPACITY:
             self._resize()
             return
+        nodes = []
+        node = self._table[index]
+        while node is not None:
+            nodes.append(node)
+            node = node.next
+        self._link(index, nodes)  # plain nodes have no prev links; tree nodes do
         self._tree_bins.add(index)
         self._treeify(index)
 

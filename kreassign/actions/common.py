@@ -16,13 +16,15 @@ Output = Callable[[str], object]
 
 
 def read_input_file(path: str) -> str:
-    """Java's Utils.readFileAsString: UTF-8 with replacement, same error text."""
+    """Java's Utils.readFileAsString: its UTF-8 decoding, same error text."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise CommandError(f"Unable to read file {path}") from exc
-    return data.decode("utf-8", errors="replace")
+    from kreassign.formats import decode_file_bytes
+
+    return decode_file_bytes(data)
 
 
 def find_log_dir_move_states(

@@ -154,6 +154,8 @@ _AT_LEAST = {"receive.buffer.bytes": -1, "send.buffer.bytes": -1}
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 _DNS_LOOKUPS = ("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")
+# keytool is a short-lived JVM: skip the optimizing compiler, English output for parsing.
+_KEYTOOL_JVM_OPTIONS = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J-Duser.language=en")
 
 
 # --------------------------------------------------------------------------------- properties files
@@ -675,6 +677,12 @@ def _store(props: Mapping[str, str], kind: str) -> StoreSettings | None:
 
 
 # --------------------------------------------------------------------------------- key material
+def _pem_blocks(text: str) -> str:
+    """The certificates of an ``openssl``/``keytool`` listing, without their attribute lines."""
+    blocks = re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", text, re.S)
+    return "".join(block + "\n" for block in blocks)
+
+
 class _StoreFiles:
     """PEM / PKCS12 files for the two OpenSSL-based clients, made from the Java stores on first use."""
 
@@ -745,10 +753,10 @@ class _StoreFiles:
                 ["-list", "-rfc", "-keystore", str(trust.location), "-storetype", trust.store_type],
                 {"-storepass": trust.password},
             )
-            blocks = re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", listing, re.S)
-            if not blocks:
+            certificates = _pem_blocks(listing)
+            if not certificates:
                 raise ConfigError(f"ssl.truststore.location {trust.location} holds no certificate")
-            path = self._write("truststore.pem", "\n".join(blocks) + "\n")
+            path = self._write("truststore.pem", certificates)
         self._cache["truststore"] = path
         return path
 
@@ -765,26 +773,17 @@ class _StoreFiles:
             password = secrets.token_urlsafe(24)
             self._secrets.append(password)
             target = self._folder_path() / "keystore.p12"
-            self._keytool(
-                keys,
-                [
-                    "-importkeystore",
-                    "-noprompt",
-                    "-srckeystore",
-                    keys.location,
-                    "-srcstoretype",
-                    keys.store_type,
-                    "-destkeystore",
-                    str(target),
-                    "-deststoretype",
-                    "PKCS12",
-                ],
-                {
-                    "-srcstorepass": keys.password,
-                    "-srckeypass": keys.key_password or keys.password,
-                    "-deststorepass": password,
-                },
-            )
+            source = ["-srckeystore", keys.location, "-srcstoretype", keys.store_type]
+            common = ["-importkeystore", "-noprompt", *source, "-destkeystore", str(target), "-deststoretype", "PKCS12"]
+            if keys.key_password in (None, keys.password):
+                self._keytool(keys, common, {"-srcstorepass": keys.password, "-deststorepass": password})
+            else:  # keytool takes a separate key password only entry by entry
+                for alias in self._private_key_aliases(keys):
+                    self._keytool(
+                        keys,
+                        [*common, "-srcalias", alias, "-destalias", alias],
+                        {"-srcstorepass": keys.password, "-srckeypass": keys.key_password, "-deststorepass": password},
+                    )
             os.chmod(target, 0o600)
             result = (target, password)
         self._cache["pkcs12"] = result
@@ -809,18 +808,31 @@ class _StoreFiles:
             keyfile = self._folder_path() / "keystore-key.pem"
             env = {"KREASSIGN_PKCS12_PASSWORD": password or ""}
             common = ["pkcs12", "-in", str(pkcs12), "-passin", "env:KREASSIGN_PKCS12_PASSWORD"]
-            self._openssl([*common, "-nokeys", "-out", str(certfile)], env)
+            # Python's ssl wants the certificate of the key first, then the rest of the chain.
+            leaf = self._openssl([*common, "-nokeys", "-clcerts"], env)
+            others = self._openssl([*common, "-nokeys", "-cacerts"], env)
+            self._write(certfile.name, _pem_blocks(leaf) + _pem_blocks(others))
             if password:
                 self._openssl(
                     [*common, "-nocerts", "-out", str(keyfile), "-passout", "env:KREASSIGN_PKCS12_PASSWORD"], env
                 )
             else:
                 self._openssl([*common, "-nocerts", "-nodes", "-out", str(keyfile)], env)
-            for path in (certfile, keyfile):
-                os.chmod(path, 0o600)
+            os.chmod(keyfile, 0o600)
             result = (certfile, keyfile, password)
         self._cache["pem"] = result
         return result
+
+    def _private_key_aliases(self, keys: StoreSettings) -> list[str]:
+        listing = self._keytool(
+            keys,
+            ["-list", "-keystore", str(keys.location), "-storetype", keys.store_type],
+            {"-storepass": keys.password},
+        )
+        aliases = [line.split(",")[0] for line in listing.splitlines() if ", PrivateKeyEntry" in line]
+        if not aliases:
+            raise ConfigError(f"ssl.keystore.location {keys.location} holds no private key")
+        return aliases
 
     # -- helpers
     def _folder_path(self) -> Path:
@@ -844,7 +856,7 @@ class _StoreFiles:
                 f"install a JDK, or convert ssl.{store.kind}.location to PEM and set ssl.{store.kind}.type=PEM"
             )
         env = dict(os.environ)
-        command = [keytool, *args]
+        command = [keytool, *_KEYTOOL_JVM_OPTIONS, *args]
         for option, secret in passwords.items():
             if secret:
                 variable = "KREASSIGN_" + option.strip("-").upper()
@@ -866,8 +878,10 @@ class _StoreFiles:
             command, capture_output=True, text=True, env=dict(env), stdin=subprocess.DEVNULL, timeout=120
         )
         if process.returncode != 0:
-            detail = (process.stderr or process.stdout).strip().splitlines()
-            message = self._scrub(detail[-1] if detail else f"exit status {process.returncode}")
+            lines = [line for line in (process.stdout + "\n" + process.stderr).splitlines() if line.strip()]
+            errors = [line for line in lines if "error" in line.lower()]
+            detail = (errors or lines or [f"exit status {process.returncode}"])[-1]
+            message = self._scrub(detail.strip())
             raise ConfigError(f"cannot read {what}: {message}")
         return process.stdout
 

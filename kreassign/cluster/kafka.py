@@ -75,6 +75,7 @@ _OPERATION_CODES = {OpType.SET: 0, OpType.DELETE: 1}
 _DESCRIBE_CLUSTER_CONTROLLERS = 2  # DescribeCluster EndpointType.CONTROLLER
 
 _GRACE_S = 5.0  # on top of the client's own deadline, before giving up waiting on a future
+_POLL_INTERVAL_S = 0.05  # how often librdkafka's error callback is served while waiting
 _RETRY_BACKOFF_S = 0.1
 
 T = TypeVar("T")
@@ -193,6 +194,7 @@ class KafkaCluster:
         self._admin: Any = None  # confluent_kafka.admin.AdminClient
         self._legacy: Any = None  # kafka.admin.KafkaAdminClient
         self._quorum: _ControllerQuorum | None = None
+        self._fatal_errors: list[Any] = []  # librdkafka authentication / TLS errors (KafkaError)
 
     def __repr__(self) -> str:
         where = f"bootstrap_servers={self.bootstrap_servers!r}"
@@ -277,6 +279,7 @@ class KafkaCluster:
                 **self.config.librdkafka_config(),
                 "bootstrap.servers": self.bootstrap_servers,
                 "logger": LIBRDKAFKA_LOG,
+                "error_cb": self._on_librdkafka_error,
             }
             try:
                 self._admin = AdminClient(conf)
@@ -292,6 +295,9 @@ class KafkaCluster:
         if self._legacy is None:
             from kafka.admin import KafkaAdminClient
 
+            # kafka-python retries failed TLS handshakes until its deadline; librdkafka tells at once
+            # whether the cluster answers and the credentials work (one DescribeCluster).
+            self._wait(self._librdkafka().describe_cluster(request_timeout=self.api_timeout_s), call)
             conf = self._kafka_python_config()
             try:
                 self._legacy = KafkaAdminClient(
@@ -316,14 +322,36 @@ class KafkaCluster:
     def _deadline(self) -> float:
         return time.monotonic() + self.api_timeout_s
 
+    def _outcome(self, future: Any, call: str, timeout_s: float | None = None) -> Any:
+        """Wait for a confluent-kafka future; its ``KafkaException`` is raised as is.
+
+        librdkafka reports authentication and TLS failures only through ``error_cb``, served by
+        ``poll()``, and keeps retrying: poll while waiting, and fail at the first such error as Java does.
+        """
+        deadline = time.monotonic() + (self.api_timeout_s if timeout_s is None else timeout_s) + _GRACE_S
+        while True:
+            try:
+                return future.result(timeout=_POLL_INTERVAL_S)
+            except concurrent.futures.TimeoutError:
+                self._admin.poll(0)
+                if self._fatal_errors:
+                    raise self._librdkafka_error(self._fatal_errors[0], call) from None
+                if time.monotonic() >= deadline:
+                    raise self.timeout_error(call) from None
+
+    def _on_librdkafka_error(self, error: Any) -> None:
+        from confluent_kafka import KafkaError
+
+        if error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
+            self._fatal_errors.append(error)
+        LOG.debug("librdkafka: %s", error.str())
+
     def _wait(self, future: Any, call: str) -> Any:
         """The result of a confluent-kafka future, or the Java-like error."""
         from confluent_kafka import KafkaError, KafkaException
 
         try:
-            return future.result(timeout=self.api_timeout_s + _GRACE_S)
-        except concurrent.futures.TimeoutError:
-            raise self.timeout_error(call) from None
+            return self._outcome(future, call)
         except KafkaException as exc:
             error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
             if error is None:
@@ -396,9 +424,7 @@ class KafkaCluster:
         described: dict[str, list[PartitionInfo]] = {}
         for name in java_hash_map_order(names, java_string_hash, copied_map_capacity(len(names))):
             try:
-                description = futures[name].result(timeout=self.api_timeout_s + _GRACE_S)
-            except concurrent.futures.TimeoutError:
-                raise self.timeout_error(call) from None
+                description = self._outcome(futures[name], call)
             except KafkaException as exc:
                 error = exc.args[0]
                 if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
@@ -850,9 +876,7 @@ class KafkaCluster:
             for native, future in futures.items():
                 tp = natives.get(native) or TopicPartition(native.topic, native.partition)
                 try:
-                    ends[tp] = future.result(timeout=remaining + _GRACE_S).offset
-                except concurrent.futures.TimeoutError:
-                    raise self.timeout_error(call) from None
+                    ends[tp] = self._outcome(future, call, remaining).offset
                 except KafkaException as exc:
                     error = exc.args[0]
                     if error.code() in _missing_partition_codes():
@@ -1053,8 +1077,9 @@ def _source_value(source: Any) -> int:
 
 
 def _without_librdkafka_prefix(text: str) -> str:
-    """``SASL authentication error: <broker text> (after 12ms in state AUTH_REQ)`` -> ``<broker text>``."""
-    text = text.split(": ", 1)[-1] if text.startswith("SASL authentication error") else text
+    """``<broker>: SASL authentication error: <broker text> (after 12ms in state AUTH_REQ)`` -> ``<broker text>``."""
+    _, separator, tail = text.partition("SASL authentication error: ")
+    text = tail if separator else text
     marker = text.rfind(" (after ")
     return text[:marker] if marker > 0 else text
 

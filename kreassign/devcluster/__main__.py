@@ -32,7 +32,11 @@ def cmd_start(args: argparse.Namespace) -> int:
     if (base / "cluster.json").exists():
         stop_from_state(base)
     cluster = LocalKafkaCluster(
-        base / "run", brokers=args.brokers, controllers=args.controllers, combined=args.combined
+        base / "run",
+        brokers=args.brokers,
+        controllers=args.controllers,
+        combined=args.combined,
+        die_with_parent=False,
     )
     started = time.monotonic()
     cluster.start()

@@ -37,6 +37,16 @@ NODE_JVM_OPTS = (
 )
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGTERM it when the process that started it dies, so a
+    killed test run never leaves brokers behind."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -100,6 +110,8 @@ class LocalKafkaCluster:
     log_dirs_per_broker: int = 2
     broker_config: Mapping[str, str] = field(default_factory=dict)
     start_timeout: float = 90.0
+    #: stop the nodes when the Python process that started them dies (off for a background cluster)
+    die_with_parent: bool = True
     nodes: list[Node] = field(default_factory=list)
     cluster_id: str = field(default_factory=random_cluster_id)
 
@@ -270,6 +282,7 @@ class LocalKafkaCluster:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=_die_with_parent if self.die_with_parent else None,
         )
         log.close()
 

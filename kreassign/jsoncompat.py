@@ -1,0 +1,1433 @@
+"""JSON reading and writing that behaves like the Jackson 2.21 setup used by Apache Kafka 4.3.1's tools.
+
+The Apache ``kafka-reassign-partitions`` tool parses its JSON files with a default Jackson
+``ObjectMapper.readTree(String)`` (through ``org.apache.kafka.server.util.Json``) and prints Jackson's
+exception messages and ``JsonNode.toString()`` texts verbatim. To keep our output byte-identical this
+module reproduces:
+
+* which documents Jackson accepts (strict JSON, but anything after the first complete root value is
+  ignored: ``{"a":1} xyz`` is accepted);
+* the parsed values: objects keep the first position and the last value of a duplicate key; integers
+  are Python ``int`` (Jackson's ``IntNode`` when they fit in 32 bits, ``LongNode``/``BigIntegerNode``
+  otherwise, see :func:`is_int_node`); numbers with a fraction or exponent are ``float``;
+* Jackson's error messages, including the ``line``/``column`` location (counted in UTF-16 code units,
+  like Java), its nesting (1000), number (1000 digits) and string (20,000,000) limits;
+* ``JsonNode.toString()`` / ``ObjectMapper.writeValueAsString`` output, including Java 17's
+  ``Double.toString`` and Jackson's string escaping.
+
+Documents are first given to Python's C ``json`` scanner when they are containers without anything
+Jackson could treat differently; the exact emulation of Jackson's ``ReaderBasedJsonParser`` (iterative,
+so deep nesting cannot hit Python's recursion limit) handles everything else, including every error.
+
+Strings are returned in canonical form: a Java string maps to the Python string whose UTF-16 encoding
+(with ``surrogatepass``) is the same, valid surrogate pairs joined into one code point.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+import unicodedata
+from array import array
+from functools import lru_cache
+from itertools import accumulate
+from typing import Final, TypeAlias
+
+from kreassign.errors import InvalidJsonError
+
+# ---------------------------------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------------------------------
+
+
+class _MissingNode:
+    """Jackson's ``MissingNode``: what ``readTree`` returns for a document with no content."""
+
+    _instance: _MissingNode | None = None
+
+    def __new__(cls) -> _MissingNode:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _MissingNode()
+
+JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | _MissingNode | None"
+
+INT_MIN: Final = -(2**31)
+INT_MAX: Final = 2**31 - 1
+LONG_MIN: Final = -(2**63)
+LONG_MAX: Final = 2**63 - 1
+
+
+def is_int_node(value: object) -> bool:
+    """Jackson's ``JsonNode.isInt()``: an integer token that fits in a Java ``int``."""
+    return type(value) is int and INT_MIN <= value <= INT_MAX
+
+
+def is_long_node(value: object) -> bool:
+    """Jackson's ``JsonNode.isLong()``: an integer token that fits in a ``long`` but not an ``int``."""
+    return type(value) is int and LONG_MIN <= value <= LONG_MAX and not INT_MIN <= value <= INT_MAX
+
+
+def is_textual_node(value: object) -> bool:
+    return type(value) is str
+
+
+# ---------------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------------
+
+JSON_PARSE_EXCEPTION: Final = "com.fasterxml.jackson.core.JsonParseException"
+JSON_EOF_EXCEPTION: Final = "com.fasterxml.jackson.core.io.JsonEOFException"
+STREAM_CONSTRAINTS_EXCEPTION: Final = "com.fasterxml.jackson.core.exc.StreamConstraintsException"
+
+
+class JacksonError(InvalidJsonError):
+    """A Jackson ``JsonProcessingException``; ``message`` is exactly its ``getMessage()``."""
+
+    def __init__(self, message: str, java_class: str) -> None:
+        super().__init__(message)
+        self.java_class = java_class
+
+
+class JsonParseError(JacksonError):
+    """``JsonParseException`` (or its subclass ``JsonEOFException``): malformed input."""
+
+
+class StreamConstraintsError(JacksonError):
+    """``StreamConstraintsException``: a document limit was exceeded. Not a ``JsonParseException``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, STREAM_CONSTRAINTS_EXCEPTION)
+
+
+_SOURCE_DESCRIPTION: Final = "REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled)"
+_VALID_VALUES: Final = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+_MAX_NESTING_DEPTH: Final = 1000
+_MAX_NUMBER_LENGTH: Final = 1000
+_MAX_STRING_LENGTH: Final = 20_000_000
+_MAX_ERROR_TOKEN_LENGTH: Final = 256
+
+
+def _location_text(line: int, column: int) -> str:
+    return f"[Source: {_SOURCE_DESCRIPTION}; line: {line}, column: {column}]"
+
+
+def _nesting_depth_error(depth: int) -> StreamConstraintsError:
+    return StreamConstraintsError(
+        f"Document nesting depth ({depth}) exceeds the maximum allowed ({_MAX_NESTING_DEPTH}, "
+        "from `StreamReadConstraints.getMaxNestingDepth()`)"
+    )
+
+
+def _number_length_error(length: int) -> StreamConstraintsError:
+    return StreamConstraintsError(
+        f"Number value length ({length}) exceeds the maximum allowed ({_MAX_NUMBER_LENGTH}, "
+        "from `StreamReadConstraints.getMaxNumberLength()`)"
+    )
+
+
+def _string_length_error(length: int) -> StreamConstraintsError:
+    return StreamConstraintsError(
+        f"String value length ({length}) exceeds the maximum allowed ({_MAX_STRING_LENGTH}, "
+        "from `StreamReadConstraints.getMaxStringLength()`)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Java character classification (on UTF-16 code units, as Jackson sees them)
+# ---------------------------------------------------------------------------------------------------
+
+_JAVA_ID_START_CATEGORIES: Final = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Sc", "Pc"})
+_JAVA_ID_PART_CATEGORIES: Final = _JAVA_ID_START_CATEGORIES | {"Nd", "Mn", "Mc", "Cf"}
+
+
+@lru_cache(maxsize=4096)
+def _is_java_identifier_start(code: int) -> bool:
+    """``Character.isJavaIdentifierStart(int)`` for a UTF-16 code unit."""
+    return unicodedata.category(chr(code)) in _JAVA_ID_START_CATEGORIES
+
+
+@lru_cache(maxsize=4096)
+def _is_java_identifier_part(code: int) -> bool:
+    """``Character.isJavaIdentifierPart(char)``, identifier-ignorable controls included."""
+    if code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F:
+        return True
+    return unicodedata.category(chr(code)) in _JAVA_ID_PART_CATEGORIES
+
+
+def _is_iso_control(code: int) -> bool:
+    return code <= 0x1F or 0x7F <= code <= 0x9F
+
+
+def _char_description(code: int) -> str:
+    """Jackson's ``ParserMinimalBase._getCharDesc``."""
+    if _is_iso_control(code):
+        return f"(CTRL-CHAR, code {code})"
+    if code > 255:
+        return f"'{chr(code)}' (code {code} / 0x{code:x})"
+    return f"'{chr(code)}' (code {code})"
+
+
+def _hex_digit_value(code: int) -> int:
+    """Jackson's ``CharTypes.charToHex``: it masks with 0xFF, so e.g. U+0130 counts as '0'."""
+    low = chr(code & 0xFF)
+    if "0" <= low <= "9":
+        return ord(low) - 48
+    if "a" <= low <= "f":
+        return ord(low) - 87
+    if "A" <= low <= "F":
+        return ord(low) - 55
+    return -1
+
+
+# ---------------------------------------------------------------------------------------------------
+# UTF-16 helpers
+# ---------------------------------------------------------------------------------------------------
+
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def java_code_units(text: str) -> str:
+    """One character per UTF-16 code unit, so that indexes and lengths are Java's."""
+    if _ASTRAL.search(text) is None:
+        return text
+    units = array("H")
+    units.frombytes(text.encode("utf-16-le", "surrogatepass"))
+    return "".join(map(chr, units))
+
+
+def _from_code_units(units: str) -> str:
+    """Back to the canonical Python form (valid surrogate pairs joined)."""
+    if _SURROGATE.search(units) is None:
+        return units
+    return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def has_supplementary_characters(text: str) -> bool:
+    """Whether ``text`` has characters that Java stores as a surrogate pair."""
+    return _ASTRAL.search(text) is not None
+
+
+def utf16_length(text: str) -> int:
+    """``String.length()`` of the Java string that ``text`` stands for."""
+    return len(text) + len(_ASTRAL.findall(text))
+
+
+def decode_utf8_like_java(data: bytes) -> str:
+    """``new String(bytes, StandardCharsets.UTF_8)`` (what Kafka's ``Utils.readFileAsString`` does).
+
+    A byte order mark is kept (Jackson then rejects it). Malformed input becomes U+FFFD, but not always
+    as many as Python's ``errors="replace"`` makes: Java replaces e.g. ``ED A0`` (a truncated surrogate)
+    with one U+FFFD, so the decoder's own rules are followed at every malformed position.
+    """
+    parts: list[str] = []
+    position = 0
+    while True:
+        try:
+            parts.append(data[position:].decode("utf-8"))
+            return "".join(parts)
+        except UnicodeDecodeError as error:
+            bad = position + error.start
+            parts.append(data[position:bad].decode("utf-8"))
+            text, position = _java_utf8_malformed_step(data, bad)
+            parts.append(text)
+            if position >= len(data):
+                return "".join(parts)
+
+
+def _is_continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def _java_utf8_malformed_step(data: bytes, start: int) -> tuple[str, int]:
+    """One iteration of JDK ``String.decodeUTF8_UTF16`` with replacement, at a malformed position.
+
+    Returns the decoded text and the next position (``len(data)`` when Java stops decoding).
+    """
+    end = len(data)
+    lead = data[start]
+    position = start + 1
+    if 0xC2 <= lead <= 0xDF:  # two-byte lead; the next byte was not a continuation, or is missing
+        return "\ufffd", position
+    if 0xE0 <= lead <= 0xEF:
+        if position + 1 < end:
+            second, third = data[position], data[position + 1]
+            overlong = lead == 0xE0 and second & 0xE0 == 0x80
+            if overlong or not _is_continuation(second) or not _is_continuation(third):
+                return "\ufffd", start + (1 if overlong or not _is_continuation(second) else 2)
+            return "\ufffd", position + 2  # a UTF-8 encoded surrogate
+        if position < end and (
+            (lead == 0xE0 and data[position] & 0xE0 == 0x80) or not _is_continuation(data[position])
+        ):
+            return "\ufffd", position
+        return "\ufffd", end
+    if 0xF0 <= lead <= 0xF7:
+        if position + 2 < end:
+            return "\ufffd", start + _java_utf8_malformed4_length(data, start)
+        if lead > 0xF4 or (position < end and _is_malformed4_second(lead, data[position])):
+            return "\ufffd", position
+        position += 1
+        if position < end and not _is_continuation(data[position]):
+            return "\ufffd", position
+        return "\ufffd", end
+    return "\ufffd", position
+
+
+def _is_malformed4_second(lead: int, second: int) -> bool:
+    return (
+        (lead == 0xF0 and not 0x90 <= second <= 0xBF)
+        or (lead == 0xF4 and second & 0xF0 != 0x80)
+        or not _is_continuation(second)
+    )
+
+
+def _java_utf8_malformed4_length(data: bytes, start: int) -> int:
+    lead, second = data[start], data[start + 1]
+    if lead > 0xF4 or _is_malformed4_second(lead, second):
+        return 1
+    return 2 if not _is_continuation(data[start + 2]) else 3
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading: public entry points
+# ---------------------------------------------------------------------------------------------------
+
+
+def read_tree(text: str) -> JsonValue:
+    """Jackson 2.21 ``new ObjectMapper().readTree(text)``.
+
+    Returns :data:`MISSING` for an empty or whitespace-only document. Raises :class:`JsonParseError`
+    or :class:`StreamConstraintsError` with Jackson's exact message.
+    """
+    value = _read_with_python_scanner(text)
+    if value is not _NOT_HANDLED:
+        return value
+    return _JacksonTreeReader(java_code_units(text)).read_document()
+
+
+def try_parse_full(text: str) -> JsonValue:
+    """Kafka's ``org.apache.kafka.server.util.Json.tryParseFull``."""
+    if not text:
+        raise JsonParseError(
+            "The input string shouldn't be empty\n at [Source: UNKNOWN; byte offset: #UNKNOWN]",
+            JSON_PARSE_EXCEPTION,
+        )
+    return read_tree(text)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading: fast path through Python's C scanner
+# ---------------------------------------------------------------------------------------------------
+
+
+class _NotHandled:
+    pass
+
+
+_NOT_HANDLED: Final = _NotHandled()
+
+
+class _UseJacksonReader(Exception):
+    """Raised inside the C scanner's hooks when only the exact reader can decide."""
+
+
+def _reject_constant(_name: str) -> float:
+    raise _UseJacksonReader
+
+
+def _parse_float_checked(text: str) -> float:
+    if len(text) > _MAX_NUMBER_LENGTH:
+        raise _UseJacksonReader
+    return float(text)
+
+
+_PYTHON_DECODER: Final = json.JSONDecoder(parse_float=_parse_float_checked, parse_constant=_reject_constant)
+_LEADING_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
+_LONG_DIGIT_RUN: Final = re.compile(f"[0-9]{{{_MAX_NUMBER_LENGTH + 1}}}")
+
+
+def _read_with_python_scanner(text: str) -> JsonValue | _NotHandled:
+    """Parse a container document with Python's ``json``, when the result is surely Jackson's."""
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        return _NOT_HANDLED
+    start = _LEADING_WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    if start >= len(text) or text[start] not in "[{" or _LONG_DIGIT_RUN.search(text, start) is not None:
+        return _NOT_HANDLED
+    try:
+        value, end = _PYTHON_DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError, _UseJacksonReader):
+        return _NOT_HANDLED
+    document = text[start:end] if start or end < len(text) else text
+    if _may_nest_too_deep(document) or _may_hold_too_long_string(document, value):
+        return _NOT_HANDLED
+    return value
+
+
+_STRING_TOKEN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_BRACKET_DEPTH_CHANGE: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+_LONG_RUN_AFTER_QUOTE: Final = re.compile(f'(?<=")[^"]{{{_MAX_STRING_LENGTH // 2}}}')
+
+
+def _may_nest_too_deep(document: str) -> bool:
+    """Exact nesting depth of a valid JSON document, from its brackets outside strings."""
+    if document.count("[") + document.count("{") <= _MAX_NESTING_DEPTH:
+        return False
+    brackets = _NOT_BRACKET.sub("", _STRING_TOKEN.sub("", document))
+    return max(accumulate(map(_BRACKET_DEPTH_CHANGE.__getitem__, brackets))) > _MAX_NESTING_DEPTH
+
+
+def _may_hold_too_long_string(document: str, value: JsonValue) -> bool:
+    """Whether a string or name is longer than Jackson allows (20,000,000 UTF-16 units).
+
+    Such a string has at least 10,000,000 characters between its quotes; without escaped quotes
+    in the document that is a run of that many non-quote characters after a quote.
+    """
+    if 2 * len(document) <= _MAX_STRING_LENGTH:
+        return False
+    if '\\"' not in document and _LONG_RUN_AFTER_QUOTE.search(document) is None:
+        return False
+    return _longest_string(value) > _MAX_STRING_LENGTH
+
+
+def _longest_string(value: JsonValue) -> int:
+    longest = 0
+    pending: list[JsonValue] = [value]
+    while pending:
+        node = pending.pop()
+        if type(node) is dict:
+            for key, child in node.items():
+                longest = max(longest, utf16_length(key))
+                pending.append(child)
+        elif type(node) is list:
+            pending.extend(node)
+        elif type(node) is str:
+            longest = max(longest, utf16_length(node))
+    return longest
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading: exact emulation of Jackson's ReaderBasedJsonParser + JsonNodeDeserializer
+# ---------------------------------------------------------------------------------------------------
+
+# Jackson copies a String of up to 0x8000 chars into one buffer; longer ones are read through a
+# StringReader into 4000-char buffers, and a few number paths depend on where a buffer ends.
+_WHOLE_BUFFER_LIMIT: Final = 0x8000
+_READER_BUFFER_SIZE: Final = 4000
+_STRING_STOP: Final = re.compile(r'["\\\x00-\x1f]')
+_SIMPLE_ESCAPES: Final = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "/": "/", "\\": "\\"}
+_DIGITS: Final = frozenset("0123456789")
+
+
+class _TextBufferModel:
+    """Just enough of Jackson's ``TextBuffer`` to report the same length when a string is too long.
+
+    Jackson validates the length of the segments it has filled, so the number in "String value
+    length (N)" depends on how segments grew during the whole parse.
+    """
+
+    _DEFAULT_ALLOC = 200
+    _MIN_SEGMENT = 500
+    _MAX_SEGMENT = 0x10000
+
+    def __init__(self) -> None:
+        self.segment_length = 0  # length of the current segment (0: none allocated yet)
+        self.current_size = 0
+        self.segments_size = 0
+        self.has_segments = False
+
+    @staticmethod
+    def _validate(length: int) -> None:
+        if length > _MAX_STRING_LENGTH:
+            raise _string_length_error(length)
+
+    def _clear_segments(self) -> None:
+        self.has_segments = False
+        self.current_size = self.segments_size = 0
+
+    def _grown(self, length: int) -> int:
+        return min(max(length + (length >> 1), self._MIN_SEGMENT), self._MAX_SEGMENT)
+
+    def _expand(self) -> None:
+        self.has_segments = True
+        self.segments_size += self.segment_length
+        self.current_size = 0
+        self.segment_length = self._grown(self.segment_length)
+
+    def _finish_segment(self) -> None:
+        self.has_segments = True
+        self.segments_size += self.segment_length
+        self.current_size = 0
+        self._validate(self.segments_size)
+        self.segment_length = self._grown(self.segment_length)
+
+    def reset_with_shared(self) -> None:
+        if self.has_segments:
+            self._clear_segments()
+
+    def reset_with_copy(self, length: int) -> None:
+        if self.has_segments:
+            self._clear_segments()
+        elif self.segment_length == 0:
+            self.segment_length = max(length, self._DEFAULT_ALLOC)
+        self.current_size = self.segments_size = 0
+        room = self.segment_length - self.current_size
+        if room >= length:
+            self.current_size += length
+            return
+        self._validate(self.segments_size + self.current_size + length)
+        length -= room
+        self.current_size = self.segment_length
+        while length > 0:
+            self._expand()
+            amount = min(self.segment_length, length)
+            self.current_size += amount
+            length -= amount
+
+    def current_segment_after_copy(self) -> None:
+        if self.segment_length == 0:
+            self.segment_length = self._DEFAULT_ALLOC
+        elif self.current_size >= self.segment_length:
+            self._expand()
+
+    def unshare(self, shared_length: int) -> None:
+        needed = shared_length + 1
+        if self.segment_length == 0 or needed > self.segment_length:
+            self.segment_length = max(needed, self._DEFAULT_ALLOC)
+        self.segments_size = 0
+        self.current_size = shared_length
+
+    def empty_and_get_current_segment(self) -> None:
+        self.current_size = 0
+        if self.has_segments:
+            self._clear_segments()
+        if self.segment_length == 0:
+            self.segment_length = self._DEFAULT_ALLOC
+
+    def add_checking_before(self, count: int) -> None:
+        """``if (outPtr >= outBuf.length) finishCurrentSegment(); outBuf[outPtr++] = c;`` count times."""
+        while count > 0:
+            if self.current_size >= self.segment_length:
+                self._finish_segment()
+            taken = min(count, self.segment_length - self.current_size)
+            self.current_size += taken
+            count -= taken
+
+    def add_checking_after(self, count: int) -> None:
+        """``outBuf[outPtr++] = c; if (outPtr >= outBuf.length) finishCurrentSegment();`` count times."""
+        while count > 0:
+            taken = min(count, self.segment_length - self.current_size)
+            self.current_size += taken
+            count -= taken
+            if self.current_size >= self.segment_length:
+                self._finish_segment()
+
+    def validate_contents(self) -> None:
+        self._validate(self.segments_size + self.current_size)
+
+
+class _Context:
+    __slots__ = ("index", "is_array", "start_column", "start_line")
+
+    def __init__(self, is_array: bool, start_line: int, start_column: int) -> None:
+        self.is_array = is_array
+        self.start_line = start_line
+        self.start_column = start_column
+        self.index = -1
+
+    def type_description(self) -> str:
+        return "Array" if self.is_array else "Object"
+
+    def expect_comma(self) -> bool:
+        self.index += 1
+        return self.index > 0
+
+
+class _JacksonTreeReader:
+    """Reads one document the way ``ObjectMapper.readTree(String)`` does, error for error."""
+
+    def __init__(self, units: str) -> None:
+        self.s = units
+        self.n = len(units)
+        self.pos = 0
+        self.line = 1
+        self.line_start = 0
+        self.token_line = 1
+        self.token_column = 0
+        self.contexts: list[_Context] = []
+        self.text_buffer = _TextBufferModel()
+
+    # -- locations and errors ----------------------------------------------------------------------
+
+    def _current_location(self) -> str:
+        return _location_text(self.line, self.pos - self.line_start + 1)
+
+    def _location_minus_one(self) -> str:
+        return _location_text(self.line, self.pos - self.line_start)
+
+    def _error(self, message: str, location: str, java_class: str = JSON_PARSE_EXCEPTION) -> JsonParseError:
+        return JsonParseError(f"{message}\n at {location}", java_class)
+
+    def _eof_error(self, detail: str) -> JsonParseError:
+        return self._error("Unexpected end-of-input" + detail, self._current_location(), JSON_EOF_EXCEPTION)
+
+    def _unexpected_char(self, char: str, comment: str) -> JsonParseError:
+        message = f"Unexpected character ({_char_description(ord(char))}): {comment}"
+        return self._error(message, self._location_minus_one())
+
+    def _unexpected_number_char(self, char: str, comment: str) -> JsonParseError:
+        message = f"Unexpected character ({_char_description(ord(char))}) in numeric value: {comment}"
+        return self._error(message, self._location_minus_one())
+
+    def _invalid_space(self, char: str) -> JsonParseError:
+        message = (
+            f"Illegal character ({_char_description(ord(char))}): "
+            "only regular white space (\\r, \\n, \\t) is allowed between tokens"
+        )
+        if char == "\x1e":
+            message += (
+                " (consider enabling `JsonReadFeature.ALLOW_RS_CONTROL_CHAR` to allow use of "
+                "Record Separators (\\u001E))"
+            )
+        return self._error(message, self._current_location())
+
+    def _unquoted_control(self, char: str, where: str) -> JsonParseError:
+        message = (
+            f"Illegal unquoted character ({_char_description(ord(char))}): "
+            f"has to be escaped using backslash to be included in {where}"
+        )
+        return self._error(message, self._location_minus_one())
+
+    def _comment_error(self) -> JsonParseError:
+        return self._unexpected_char(
+            "/",
+            "maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' "
+            "not enabled for parser)",
+        )
+
+    def _invalid_token(self, matched: str) -> JsonParseError:
+        start = self.pos - len(matched)
+        location = _location_text(self.line, start - self.line_start + 1)
+        token = matched
+        while self.pos < self.n:
+            code = ord(self.s[self.pos])
+            if not _is_java_identifier_part(code):
+                break
+            self.pos += 1
+            token += self.s[self.pos - 1]
+            if len(token) >= _MAX_ERROR_TOKEN_LENGTH:
+                token += "..."
+                break
+        return self._error(f"Unrecognized token '{token}': was expecting {_VALID_VALUES}", location)
+
+    @staticmethod
+    def _context_start(context: _Context) -> str:
+        return _location_text(context.start_line, context.start_column)
+
+    # -- buffers -----------------------------------------------------------------------------------
+
+    def _buffer_end(self, index: int) -> int:
+        """End of the Jackson input buffer holding the character at ``index``."""
+        if self.n <= _WHOLE_BUFFER_LIMIT:
+            return self.n
+        return min(self.n, (index // _READER_BUFFER_SIZE + 1) * _READER_BUFFER_SIZE)
+
+    # -- white space -------------------------------------------------------------------------------
+
+    def _skip_carriage_return(self) -> None:
+        if self.pos < self.n and self.s[self.pos] == "\n":
+            self.pos += 1
+        self.line += 1
+        self.line_start = self.pos
+
+    def _skip_space_char(self, char: str) -> None:
+        """Handle one character below 0x21 read between tokens."""
+        if char == "\n":
+            self.line += 1
+            self.line_start = self.pos
+        elif char == "\r":
+            self._skip_carriage_return()
+        elif char != " " and char != "\t":
+            raise self._invalid_space(char)
+
+    def _next_significant(self) -> str | None:
+        """Skip white space; '/' starts an (unsupported) comment. None at end of input."""
+        s, n = self.s, self.n
+        while self.pos < n:
+            char = s[self.pos]
+            self.pos += 1
+            if char > " ":
+                if char == "/":
+                    raise self._comment_error()
+                return char
+            self._skip_space_char(char)
+        return None
+
+    def _skip_ws_or_end(self) -> str | None:
+        char = self._next_significant()
+        if char is None and self.contexts:
+            context = self.contexts[-1]
+            raise self._eof_error(
+                f": expected close marker for {context.type_description()} "
+                f"(start marker at {self._context_start(context)})"
+            )
+        return char
+
+    def _skip_comma(self, char: str) -> str:
+        context = self.contexts[-1]
+        if char != ",":
+            raise self._unexpected_char(char, f"was expecting comma to separate {context.type_description()} entries")
+        following = self._next_significant()
+        if following is None:
+            raise self._error(
+                f"Unexpected end-of-input within/between {context.type_description()} entries",
+                self._current_location(),
+            )
+        return following
+
+    def _skip_colon(self) -> str:
+        got_colon = False
+        s, n = self.s, self.n
+        while self.pos < n:
+            char = s[self.pos]
+            self.pos += 1
+            if char > " ":
+                if char == "/":
+                    raise self._comment_error()
+                if got_colon:
+                    return char
+                if char != ":":
+                    raise self._unexpected_char(char, "was expecting a colon to separate field name and value")
+                got_colon = True
+                continue
+            self._skip_space_char(char)
+        raise self._eof_error(" within/between Object entries")
+
+    def _update_location(self) -> None:
+        self.token_line = self.line
+        self.token_column = self.pos - self.line_start
+
+    # -- scopes ------------------------------------------------------------------------------------
+
+    def _open_scope(self, is_array: bool) -> None:
+        depth = len(self.contexts) + 1
+        self.contexts.append(_Context(is_array, self.token_line, self.token_column))
+        if depth > _MAX_NESTING_DEPTH:
+            raise _nesting_depth_error(depth)
+
+    def _close_scope(self, char: str) -> None:
+        self._update_location()
+        context = self.contexts[-1] if self.contexts else None
+        if context is None:
+            scope = "Object" if char == "}" else "Array"
+            raise self._error(f"Unexpected close marker '{char}': no open {scope} to close", self._location_minus_one())
+        if context.is_array != (char == "]"):
+            expected = "]" if context.is_array else "}"
+            raise self._error(
+                f"Unexpected close marker '{char}': expected '{expected}' "
+                f"(for {context.type_description()} starting at {self._context_start(context)})",
+                self._location_minus_one(),
+            )
+        self.contexts.pop()
+
+    # -- strings -----------------------------------------------------------------------------------
+
+    def _decode_escape(self) -> str:
+        if self.pos >= self.n:
+            raise self._eof_error(" in character escape sequence")
+        char = self.s[self.pos]
+        self.pos += 1
+        simple = _SIMPLE_ESCAPES.get(char)
+        if simple is not None:
+            return simple
+        if char != "u":
+            raise self._error(
+                f"Unrecognized character escape {_char_description(ord(char))}", self._location_minus_one()
+            )
+        value = 0
+        for _ in range(4):
+            if self.pos >= self.n:
+                raise self._eof_error(" in character escape sequence")
+            digit_char = self.s[self.pos]
+            self.pos += 1
+            digit = _hex_digit_value(ord(digit_char))
+            if digit < 0:
+                raise self._unexpected_char(digit_char, "expected a hex-digit for character escape sequence")
+            value = (value << 4) | digit
+        return chr(value)
+
+    def _read_string_value(self) -> str:
+        """``_finishString`` + ``getText()``: the opening quote has been read."""
+        s, start = self.s, self.pos
+        end = self._buffer_end(start - 1)
+        match = _STRING_STOP.search(s, start, end)
+        if match is not None and s[match.start()] == '"':
+            self.pos = match.end()
+            self.text_buffer.reset_with_shared()
+            return _from_code_units(s[start : match.start()])
+        stop = match.start() if match is not None else end
+        buffer = self.text_buffer
+        buffer.reset_with_copy(stop - start)
+        buffer.current_segment_after_copy()
+        parts = [s[start:stop]]
+        self.pos = stop
+        while True:
+            match = _STRING_STOP.search(s, self.pos)
+            if match is None:
+                buffer.add_checking_before(self.n - self.pos)
+                self.pos = self.n
+                raise self._eof_error(": was expecting closing quote for a string value")
+            buffer.add_checking_before(match.start() - self.pos)
+            parts.append(s[self.pos : match.start()])
+            self.pos = match.end()
+            char = s[match.start()]
+            if char == '"':
+                break
+            if char != "\\":
+                raise self._unquoted_control(char, "string value")
+            parts.append(self._decode_escape())
+            buffer.add_checking_before(1)
+        buffer.validate_contents()
+        return _from_code_units("".join(parts))
+
+    def _read_name(self) -> str:
+        """``_parseName``: the opening quote has been read."""
+        s, start = self.s, self.pos
+        end = self._buffer_end(start - 1)
+        match = _STRING_STOP.search(s, start, end)
+        if match is not None and s[match.start()] == '"':
+            self.pos = match.end()
+            return _from_code_units(s[start : match.start()])
+        stop = match.start() if match is not None else end
+        buffer = self.text_buffer
+        buffer.reset_with_shared()
+        buffer.unshare(stop - start)
+        parts = [s[start:stop]]
+        self.pos = stop
+        while True:
+            match = _STRING_STOP.search(s, self.pos)
+            if match is None:
+                buffer.add_checking_after(self.n - self.pos)
+                self.pos = self.n
+                raise self._eof_error(" in field name")
+            buffer.add_checking_after(match.start() - self.pos)
+            parts.append(s[self.pos : match.start()])
+            self.pos = match.end()
+            char = s[match.start()]
+            if char == '"':
+                break
+            if char != "\\":
+                raise self._unquoted_control(char, "name")
+            parts.append(self._decode_escape())
+            buffer.add_checking_after(1)
+        if buffer.has_segments:
+            buffer.validate_contents()
+        return _from_code_units("".join(parts))
+
+    # -- literals ----------------------------------------------------------------------------------
+
+    def _match_token(self, token: str, matched: int) -> None:
+        """``_matchToken``: the first ``matched`` characters of ``token`` have been read."""
+        s, n = self.s, self.n
+        for index in range(matched, len(token)):
+            if self.pos >= n or s[self.pos] != token[index]:
+                raise self._invalid_token(token[:index])
+            self.pos += 1
+        if self.pos < n:
+            char = s[self.pos]
+            if char >= "0" and char not in "]}" and _is_java_identifier_part(ord(char)):
+                raise self._invalid_token(token)
+
+    def _non_standard_token(self, token: str) -> JsonParseError:
+        return self._error(
+            f"Non-standard token '{token}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow",
+            self._current_location(),
+        )
+
+    def _odd_value(self, char: str) -> JsonParseError:
+        """``_handleOddValue``: always an error with the default features."""
+        if char == "N":
+            self._match_token("NaN", 1)
+            return self._non_standard_token("NaN")
+        if char == "I":
+            self._match_token("Infinity", 1)
+            return self._non_standard_token("Infinity")
+        if char == "+":
+            if self.pos >= self.n:
+                return self._eof_error(" in a Number value")
+            following = self.s[self.pos]
+            self.pos += 1
+            return self._invalid_number_start(following, negative=False, has_sign=True)
+        if _is_java_identifier_start(ord(char)):
+            return self._invalid_token(char)
+        return self._unexpected_char(char, "expected a valid value " + _VALID_VALUES)
+
+    def _invalid_number_start(self, char: str, negative: bool, has_sign: bool) -> JsonParseError:
+        if char == "I":
+            if self.pos >= self.n:
+                return self._eof_error(" in a Number value")
+            char = self.s[self.pos]
+            self.pos += 1
+            sign = "-" if negative else "+"
+            if char == "N":
+                self._match_token(sign + "INF", 3)
+                return self._non_standard_token(sign + "INF")
+            if char == "n":
+                self._match_token(sign + "Infinity", 3)
+                return self._non_standard_token(sign + "Infinity")
+        if has_sign and not negative:
+            return self._unexpected_number_char(
+                "+",
+                "JSON spec does not allow numbers to have plus signs: enable "
+                "`JsonReadFeature.ALLOW_LEADING_PLUS_SIGN_FOR_NUMBERS` to allow",
+            )
+        if negative:
+            return self._unexpected_number_char(
+                char, "expected digit (0-9) to follow minus sign, for valid numeric value"
+            )
+        return self._unexpected_number_char(char, "expected digit (0-9) for valid numeric value")
+
+    # -- numbers -----------------------------------------------------------------------------------
+
+    def _verify_root_space(self, char: str) -> None:
+        """Called with ``pos`` at ``char``, the character after a root-level number."""
+        self.pos += 1
+        if char in " \t":
+            return
+        if char == "\r":
+            self.pos -= 1
+            return
+        if char == "\n":
+            self.line += 1
+            self.line_start = self.pos
+            return
+        raise self._unexpected_char(char, "Expected space separating root-level values")
+
+    @staticmethod
+    def _integer(text: str, digits: int) -> int:
+        if digits > _MAX_NUMBER_LENGTH:
+            raise _number_length_error(digits)
+        return int(text)
+
+    @staticmethod
+    def _floating(text: str, digits: int) -> float:
+        if digits > _MAX_NUMBER_LENGTH:
+            raise _number_length_error(digits)
+        return float(text)
+
+    def _read_number(self, first: str) -> int | float:
+        """``_parseUnsignedNumber`` / ``_parseSignedNumber``: ``first`` ('-' or a digit) has been read."""
+        s = self.s
+        start = self.pos - 1
+        end = self._buffer_end(start)
+        negative = first == "-"
+        ptr = self.pos
+        if negative:
+            if ptr >= end:
+                return self._read_number_slowly(True, start)
+            char = s[ptr]
+            ptr += 1
+            if char not in _DIGITS:
+                self.pos = ptr
+                if char == ".":
+                    raise self._odd_value(".")
+                raise self._invalid_number_start(char, negative=True, has_sign=True)
+            first = char
+        if first == "0":
+            return self._read_number_slowly(negative, start)
+        int_length = 1
+        while True:
+            if ptr >= end:
+                return self._read_number_slowly(negative, start)
+            char = s[ptr]
+            ptr += 1
+            if char not in _DIGITS:
+                break
+            int_length += 1
+        if char == "." or char in "eE":
+            self.pos = ptr
+            return self._read_fraction_and_exponent(char, start, ptr, end, negative, int_length)
+        ptr -= 1
+        self.pos = ptr
+        self.text_buffer.reset_with_shared()
+        if not self.contexts:
+            self._verify_root_space(char)
+        return self._integer(s[start:ptr], int_length)
+
+    def _read_fraction_and_exponent(
+        self, char: str, start: int, ptr: int, end: int, negative: bool, int_length: int
+    ) -> int | float:
+        """``_parseFloat``: ``pos`` stays after the '.' or 'e', which is where its errors point."""
+        s = self.s
+        fraction_length = 0
+        if char == ".":
+            while True:
+                if ptr >= end:
+                    return self._read_number_slowly(negative, start)
+                char = s[ptr]
+                ptr += 1
+                if char not in _DIGITS:
+                    break
+                fraction_length += 1
+            if fraction_length == 0:
+                raise self._unexpected_number_char(char, "Decimal point not followed by a digit")
+        exponent_length = 0
+        if char in "eE":
+            if ptr >= end:
+                return self._read_number_slowly(negative, start)
+            char = s[ptr]
+            ptr += 1
+            if char in "-+":
+                if ptr >= end:
+                    return self._read_number_slowly(negative, start)
+                char = s[ptr]
+                ptr += 1
+            while char in _DIGITS:
+                exponent_length += 1
+                if ptr >= end:
+                    return self._read_number_slowly(negative, start)
+                char = s[ptr]
+                ptr += 1
+            if exponent_length == 0:
+                raise self._unexpected_number_char(char, "Exponent indicator not followed by a digit")
+        ptr -= 1
+        self.pos = ptr
+        self.text_buffer.reset_with_shared()
+        if not self.contexts:
+            self._verify_root_space(char)
+        return self._floating(s[start:ptr], int_length + fraction_length + exponent_length)
+
+    def _next_number_char(self, eof_message: str) -> str:
+        if self.pos >= self.n:
+            raise self._error("Unexpected end-of-input" + eof_message, self._current_location(), JSON_EOF_EXCEPTION)
+        char = self.s[self.pos]
+        self.pos += 1
+        return char
+
+    def _skip_leading_zeroes(self) -> str:
+        """``_verifyNoLeadingZeroes``: a '0' has been read."""
+        if self.pos < self.n and self.s[self.pos] in _DIGITS:
+            raise self._error("Invalid numeric value: Leading zeroes not allowed", self._current_location())
+        return "0"
+
+    def _read_number_slowly(self, negative: bool, start: int) -> int | float:
+        """``_parseNumber2``: the path Jackson takes for numbers that start with 0 or cross a buffer."""
+        s, n = self.s, self.n
+        buffer = self.text_buffer
+        buffer.empty_and_get_current_segment()
+        self.pos = start + 1 if negative else start
+        if negative:
+            buffer.current_size += 1
+        char = self._next_number_char("No digit following sign")
+        if char == "0":
+            char = self._skip_leading_zeroes()
+        at_end = False
+        int_length = 0
+        while char in _DIGITS:
+            int_length += 1
+            if self.pos >= n:
+                char = "\0"
+                at_end = True
+                break
+            char = s[self.pos]
+            self.pos += 1
+        buffer.add_checking_before(int_length)
+        if int_length == 0:
+            raise self._invalid_number_start(char, negative=negative, has_sign=False)
+        fraction_length = -1
+        if char == ".":
+            fraction_length = 0
+            while True:
+                if self.pos >= n:
+                    at_end = True
+                    break
+                char = s[self.pos]
+                self.pos += 1
+                if char not in _DIGITS:
+                    break
+                fraction_length += 1
+            buffer.add_checking_before(1 + fraction_length)
+            if fraction_length == 0:
+                raise self._unexpected_number_char(char, "Decimal point not followed by a digit")
+        exponent_length = -1
+        if char in "eE":
+            exponent_length = 0
+            buffer.add_checking_before(1)
+            char = self._next_number_char("expected a digit for number exponent")
+            if char in "-+":
+                buffer.add_checking_before(1)
+                char = self._next_number_char("expected a digit for number exponent")
+            while char in _DIGITS:
+                exponent_length += 1
+                if self.pos >= n:
+                    at_end = True
+                    break
+                char = s[self.pos]
+                self.pos += 1
+            buffer.add_checking_before(exponent_length)
+            if exponent_length == 0:
+                raise self._unexpected_number_char(char, "Exponent indicator not followed by a digit")
+        if not at_end:
+            self.pos -= 1
+        text = s[start : self.pos]
+        if not at_end and not self.contexts:
+            self._verify_root_space(char)
+        if fraction_length < 0 and exponent_length < 0:
+            return self._integer(text, int_length)
+        return self._floating(text, int_length + fraction_length + exponent_length)
+
+    # -- values ------------------------------------------------------------------------------------
+
+    def _read_scalar_or_open(self, char: str) -> tuple[JsonValue, bool]:
+        """The value starting with ``char`` (already read). For '[' or '{' returns a new empty container
+        and True; the caller opens its scope."""
+        if char == '"':
+            return self._read_string_value(), False
+        if char == "[":
+            return [], True
+        if char == "{":
+            return {}, True
+        if char == "t":
+            self._match_token("true", 1)
+            return True, False
+        if char == "f":
+            self._match_token("false", 1)
+            return False, False
+        if char == "n":
+            self._match_token("null", 1)
+            return None, False
+        if char == "-" or char in _DIGITS:
+            return self._read_number(char), False
+        raise self._odd_value(char)
+
+    def read_document(self) -> JsonValue:
+        char = self._skip_ws_or_end()
+        if char is None:
+            return MISSING
+        if char in "]}":
+            self._close_scope(char)
+        self._update_location()
+        root, is_container = self._read_scalar_or_open(char)
+        if not is_container:
+            return root
+        self._open_scope(type(root) is list)
+        self._fill_containers(root)  # type: ignore[arg-type]
+        return root
+
+    def _fill_containers(self, root: dict[str, JsonValue] | list[JsonValue]) -> None:
+        open_containers: list[dict[str, JsonValue] | list[JsonValue]] = [root]
+        while open_containers:
+            container = open_containers[-1]
+            char = self._skip_ws_or_end()
+            assert char is not None  # end of input inside a container raised already
+            if char in "]}":
+                self._close_scope(char)
+                open_containers.pop()
+                continue
+            if self.contexts[-1].expect_comma():
+                char = self._skip_comma(char)
+            if type(container) is dict:
+                if char != '"':
+                    raise self._unexpected_char(char, "was expecting double-quote to start field name")
+                name = self._read_name()
+                char = self._skip_colon()
+                self._update_location()
+                value, is_container = self._read_scalar_or_open(char)
+                container[name] = value
+            else:
+                self._update_location()
+                if char == "}":  # after a comma: nextToken's own case, not _handleOddValue
+                    raise self._unexpected_char(char, "expected a value")
+                value, is_container = self._read_scalar_or_open(char)
+                container.append(value)  # type: ignore[union-attr]
+            if is_container:
+                self._open_scope(type(value) is list)
+                open_containers.append(value)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------------
+
+_SHORT_ESCAPES: Final = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_NEEDS_ESCAPE: Final = re.compile(r'["\\\x00-\x1f]')
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04X}"
+
+
+def quote_json_string(text: str) -> str:
+    """Jackson's string output: only '"', '\\' and control characters below 0x20 are escaped."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+
+
+def _scalar_to_string(value: JsonValue) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float:
+        if math.isfinite(value):
+            return java_double_to_string(value)
+        return '"' + java_double_to_string(value) + '"'
+    if type(value) is str:
+        return quote_json_string(value)
+    if value is MISSING:
+        return ""
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def node_to_string(value: JsonValue) -> str:
+    """Jackson's ``JsonNode.toString()`` (compact; same as ``ObjectMapper.writeValueAsString``)."""
+    if type(value) is not dict and type(value) is not list:
+        return _scalar_to_string(value)
+    out: list[str] = []
+    # Iterative: each pending entry is either text to emit or a container to open.
+    pending: list[object] = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is str:
+            out.append(item)
+        elif type(item) is dict:
+            pending.append("}")
+            entries = list(item.items())
+            for index in range(len(entries) - 1, -1, -1):
+                key, child = entries[index]
+                pending.append(child if type(child) in (dict, list) else _scalar_to_string(child))
+                pending.append(("," if index else "") + quote_json_string(key) + ":")
+            out.append("{")
+        elif type(item) is list:
+            pending.append("]")
+            for index in range(len(item) - 1, -1, -1):
+                child = item[index]
+                pending.append(child if type(child) in (dict, list) else _scalar_to_string(child))
+                if index:
+                    pending.append(",")
+            out.append("[")
+    return "".join(out)
+
+
+write_value_as_string = node_to_string
+
+
+# ---------------------------------------------------------------------------------------------------
+# Java 17 Double.toString (jdk.internal.math.FloatingDecimal), including its non-shortest outputs
+# ---------------------------------------------------------------------------------------------------
+
+_EXP_SHIFT: Final = 52
+_LONG_5_POW: Final = tuple(5**i for i in range(27))
+_SMALL_5_POW: Final = tuple(5**i for i in range(14))
+_N_5_BITS: Final = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52,
+                    54, 56, 59, 61)  # fmt: skip
+_INSIGNIFICANT_DIGITS: Final = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7,
+                                8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14,
+                                14, 14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)  # fmt: skip
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Java two's complement overflow of an ``int`` (32) or ``long`` (64)."""
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _java_div(a: int, b: int) -> int:
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b >= 0) else -quotient
+
+
+def _java_rem(a: int, b: int) -> int:
+    return a - b * _java_div(a, b)
+
+
+def java_double_to_string(value: float) -> str:
+    """``Double.toString(double)`` as Java 17 prints it."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+    negative = bool(bits >> 63)
+    fraction = bits & ((1 << _EXP_SHIFT) - 1)
+    exponent = (bits >> _EXP_SHIFT) & 0x7FF
+    if exponent == 0:
+        if fraction == 0:
+            return "-0.0" if negative else "0.0"
+        leading_zeros = 64 - fraction.bit_length()
+        shift = leading_zeros - (63 - _EXP_SHIFT)
+        fraction <<= shift
+        exponent = 1 - shift
+        significant_bits = 64 - leading_zeros
+    else:
+        fraction |= 1 << _EXP_SHIFT
+        significant_bits = _EXP_SHIFT + 1
+    digits, decimal_exponent = _binary_to_decimal(exponent - 1023, fraction, significant_bits)
+    return ("-" if negative else "") + _format_java_decimal(digits, decimal_exponent)
+
+
+def _develop_long_digits(decimal_exponent: int, value: int, insignificant: int) -> tuple[str, int]:
+    if insignificant:
+        pow10 = _LONG_5_POW[insignificant] << insignificant
+        residue = value % pow10
+        value //= pow10
+        decimal_exponent += insignificant
+        if residue >= pow10 >> 1:
+            value += 1
+    text = str(value)
+    return text.rstrip("0"), decimal_exponent + len(text)
+
+
+def _estimate_decimal_exponent(fraction: int, binary_exponent: int) -> int:
+    mantissa = struct.unpack("<d", struct.pack("<Q", (1023 << _EXP_SHIFT) | (fraction & ((1 << _EXP_SHIFT) - 1))))[0]
+    estimate = (mantissa - 1.5) * 0.289529654 + 0.176091259 + binary_exponent * 0.301029995663981
+    return math.floor(estimate)
+
+
+def _binary_to_decimal(binary_exponent: int, fraction: int, significant_bits: int) -> tuple[str, int]:
+    """FloatingDecimal.BinaryToASCIIBuffer.dtoa: returns (digits, decExponent)."""
+    tail_zeros = (fraction & -fraction).bit_length() - 1
+    fraction_bits = _EXP_SHIFT + 1 - tail_zeros
+    tiny_bits = max(0, fraction_bits - binary_exponent - 1)
+    if (
+        -21 <= binary_exponent <= 62
+        and tiny_bits < len(_LONG_5_POW)
+        and fraction_bits + _N_5_BITS[tiny_bits] < 64
+        and tiny_bits == 0
+    ):
+        insignificant = 0
+        if binary_exponent > significant_bits:
+            power = binary_exponent - significant_bits - 1
+            insignificant = _INSIGNIFICANT_DIGITS[power] if 1 < power < len(_INSIGNIFICANT_DIGITS) else 0
+        if binary_exponent >= _EXP_SHIFT:
+            fraction <<= binary_exponent - _EXP_SHIFT
+        else:
+            fraction >>= _EXP_SHIFT - binary_exponent
+        return _develop_long_digits(0, fraction, insignificant)
+
+    decimal_exponent = _estimate_decimal_exponent(fraction, binary_exponent)
+    b5 = max(0, -decimal_exponent)
+    b2 = b5 + tiny_bits + binary_exponent
+    s5 = max(0, decimal_exponent)
+    s2 = s5 + tiny_bits
+    m5 = b5
+    m2 = b2 - significant_bits
+    fraction >>= tail_zeros
+    b2 -= fraction_bits - 1
+    common = min(b2, s2)
+    b2 -= common
+    s2 -= common
+    m2 -= common
+    if fraction_bits == 1:
+        m2 -= 1
+    if m2 < 0:
+        b2 -= m2
+        s2 -= m2
+        m2 = 0
+    b_bits = fraction_bits + b2 + (_N_5_BITS[b5] if b5 < len(_N_5_BITS) else b5 * 3)
+    ten_s_bits = s2 + 1 + (_N_5_BITS[s5 + 1] if s5 + 1 < len(_N_5_BITS) else (s5 + 1) * 3)
+    if b_bits < 64 and ten_s_bits < 64:
+        width = 32 if b_bits < 32 and ten_s_bits < 32 else 64
+        powers = _SMALL_5_POW if width == 32 else _LONG_5_POW
+        b = _wrap(_wrap(_wrap(fraction, width) * powers[b5], width) << (b2 & (width - 1)), width)
+        s = _wrap(powers[s5] << (s2 & (width - 1)), width)
+        m = _wrap(powers[m5] << (m2 & (width - 1)), width)
+        return _generate_digits_fixed(b, s, m, decimal_exponent, width)
+    return _generate_digits_big(fraction * 5**b5 << b2, 5**s5 << s2, 10 * (5**m5 << m2), decimal_exponent)
+
+
+def _generate_digits_fixed(b: int, s: int, m: int, decimal_exponent: int, width: int) -> tuple[str, int]:
+    tens = _wrap(s * 10, width)
+    digits: list[int] = []
+    q = _java_div(b, s)
+    b = _wrap(10 * _java_rem(b, s), width)
+    m = _wrap(m * 10, width)
+    low = b < m
+    high = _wrap(b + m, width) > tens
+    if q == 0 and not high:
+        decimal_exponent -= 1
+    else:
+        digits.append(q)
+    if decimal_exponent < -3 or decimal_exponent >= 8:
+        high = low = False
+    while not low and not high:
+        q = _java_div(b, s)
+        b = _wrap(10 * _java_rem(b, s), width)
+        m = _wrap(m * 10, width)
+        if m > 0:
+            low = b < m
+            high = _wrap(b + m, width) > tens
+        else:
+            low = high = True
+        digits.append(q)
+    low_digit_difference = _wrap(_wrap(b << 1, width) - tens, width)
+    return _round_digits(digits, decimal_exponent + 1, high, low, low_digit_difference)
+
+
+def _generate_digits_big(b: int, s: int, m10: int, decimal_exponent: int) -> tuple[str, int]:
+    ten_s = 10 * s
+    digits: list[int] = []
+    q, b = divmod(b, s)
+    b *= 10
+    low = b < m10
+    high = ten_s <= b + m10
+    if q == 0 and not high:
+        decimal_exponent -= 1
+    else:
+        digits.append(q)
+    if decimal_exponent < -3 or decimal_exponent >= 8:
+        high = low = False
+    while not low and not high:
+        q, b = divmod(b, s)
+        b *= 10
+        m10 *= 10
+        low = b < m10
+        high = ten_s <= b + m10
+        digits.append(q)
+    low_digit_difference = (2 * b > ten_s) - (2 * b < ten_s) if high and low else 0
+    return _round_digits(digits, decimal_exponent + 1, high, low, low_digit_difference)
+
+
+def _round_digits(
+    digits: list[int], decimal_exponent: int, high: bool, low: bool, low_digit_difference: int
+) -> tuple[str, int]:
+    round_up = high and (not low or low_digit_difference > 0 or (low_digit_difference == 0 and digits[-1] % 2 == 1))
+    if round_up:
+        index = len(digits) - 1
+        while digits[index] == 9 and index > 0:
+            digits[index] = 0
+            index -= 1
+        if digits[index] == 9:
+            decimal_exponent += 1
+            digits[0] = 1
+        else:
+            digits[index] += 1
+    return "".join(map(str, digits)), decimal_exponent
+
+
+def _format_java_decimal(digits: str, decimal_exponent: int) -> str:
+    """FloatingDecimal.BinaryToASCIIBuffer.getChars without the sign."""
+    if 0 < decimal_exponent < 8:
+        whole = digits[:decimal_exponent]
+        if len(digits) < decimal_exponent:
+            return whole + "0" * (decimal_exponent - len(digits)) + ".0"
+        return whole + "." + (digits[decimal_exponent:] or "0")
+    if -3 < decimal_exponent <= 0:
+        return "0." + "0" * -decimal_exponent + digits
+    exponent = decimal_exponent - 1 if decimal_exponent > 0 else -(-decimal_exponent + 1)
+    return digits[0] + "." + (digits[1:] or "0") + "E" + str(exponent)
