@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Generic, TypeVar
 
 from kreassign import jsoncompat
@@ -126,16 +127,17 @@ def parse_reassignment_json(text: str) -> ReassignmentPlan:
     Partitions keep file order and duplicates; ``log_dirs`` holds the replicas whose log dir is not
     ``"any"`` (a later entry for the same replica wins, as in the Java ``HashMap``).
     """
-    root = _as_json_object(jsoncompat.try_parse_full(text))
-    version = _version_field(root, EARLIEST_VERSION)
-    if version != 1:
-        raise _unsupported_version(version)
-    partitions: list[tuple[TopicPartition, tuple[int, ...]]] = []
-    log_dirs: dict[TopicPartitionReplica, str] = {}
-    if "partitions" in root:
-        for entry in _as_json_array(root["partitions"]):
-            _read_partition_entry(_as_json_object(entry), partitions, log_dirs)
-    return ReassignmentPlan(tuple(partitions), log_dirs)
+    with jsoncompat.gc_paused():
+        root = _as_json_object(jsoncompat.try_parse_full(text))
+        version = _version_field(root, EARLIEST_VERSION)
+        if version != 1:
+            raise _unsupported_version(version)
+        partitions: list[tuple[TopicPartition, tuple[int, ...]]] = []
+        log_dirs: dict[TopicPartitionReplica, str] = {}
+        if "partitions" in root:
+            for entry in _as_json_array(root["partitions"]):
+                _read_partition_entry(_as_json_object(entry), partitions, log_dirs)
+        return ReassignmentPlan(tuple(partitions), log_dirs)
 
 
 def _read_partition_entry(
@@ -200,19 +202,20 @@ def validate_execute_plan(plan: ReassignmentPlan) -> dict[TopicPartition, tuple[
         raise CommandError("Partition reassignment list cannot be empty")
     if any(not replicas for _, replicas in plan.partitions):
         raise CommandError("Partition replica list cannot be empty")
-    duplicate_partitions = java_duplicates([tp for tp, _ in plan.partitions], _topic_partition_hash, None)
-    if duplicate_partitions:
+    targets = dict(plan.partitions)
+    if len(targets) != len(plan.partitions):
+        duplicate_partitions = java_duplicates([tp for tp, _ in plan.partitions], _topic_partition_hash, None)
         raise CommandError(
             "Partition reassignment contains duplicate topic partitions: " + ",".join(map(str, duplicate_partitions))
         )
     problems = []
     for topic_partition, replicas in plan.partitions:
-        repeated = java_duplicates(replicas, _integer_hash, _compare_numbers)
-        if repeated:
+        if len(set(replicas)) != len(replicas):
+            repeated = java_duplicates(replicas, _integer_hash, _compare_numbers)
             problems.append(f"{topic_partition} contains multiple entries for {','.join(map(str, repeated))}")
     if problems:
         raise CommandError("Partition replica lists may not contain duplicate entries: " + ". ".join(problems))
-    return dict(plan.partitions)
+    return targets
 
 
 def format_reassignment_json(
@@ -256,7 +259,7 @@ def _topic_partition_sort_key(topic_partitions: Iterable[TopicPartition]) -> Cal
     """
     topics = {tp.topic for tp in topic_partitions}
     if all(topic.isascii() or not jsoncompat.has_supplementary_characters(topic) for topic in topics):
-        return lambda tp: (tp.topic, tp.partition)
+        return attrgetter("topic", "partition")
     return lambda tp: (_utf16_key(tp.topic), tp.partition)
 
 

@@ -27,12 +27,15 @@ Standard library only.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
 import struct
 import unicodedata
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from itertools import accumulate
 from typing import Final, TypeAlias
@@ -310,10 +313,24 @@ def read_tree(text: str) -> JsonValue:
     Returns :data:`MISSING` for an empty or whitespace-only document. Raises :class:`JsonParseError`
     or :class:`StreamConstraintsError` with Jackson's exact message.
     """
-    value = _read_with_python_scanner(text)
-    if value is not _NOT_HANDLED:
-        return value
-    return _JacksonTreeReader(java_code_units(text)).read_document()
+    with gc_paused():
+        value = _read_with_python_scanner(text)
+        if value is not _NOT_HANDLED:
+            return value
+        return _JacksonTreeReader(java_code_units(text)).read_document()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Suspend the cyclic garbage collector while building millions of containers (it would scan
+    them again and again; JSON values hold no cycles)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def try_parse_full(text: str) -> JsonValue:
@@ -354,6 +371,7 @@ def _parse_float_checked(text: str) -> float:
 
 _PYTHON_DECODER: Final = json.JSONDecoder(parse_float=_parse_float_checked, parse_constant=_reject_constant)
 _LEADING_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
+_COMMA_AND_SPACES: Final = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 _LONG_DIGIT_RUN: Final = re.compile(f"[0-9]{{{_MAX_NUMBER_LENGTH + 1}}}")
 
 
@@ -362,7 +380,7 @@ def _read_with_python_scanner(text: str) -> JsonValue | _NotHandled:
     if not text.isascii() and _SURROGATE.search(text) is not None:
         return _NOT_HANDLED
     start = _LEADING_WHITESPACE.match(text).end()  # type: ignore[union-attr]
-    if start >= len(text) or text[start] not in "[{" or _LONG_DIGIT_RUN.search(text, start) is not None:
+    if start >= len(text) or text[start] not in "[{" or _has_long_digit_run(text):
         return _NOT_HANDLED
     try:
         value, end = _PYTHON_DECODER.raw_decode(text, start)
@@ -377,28 +395,61 @@ def _read_with_python_scanner(text: str) -> JsonValue | _NotHandled:
 _STRING_TOKEN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
 _BRACKET_DEPTH_CHANGE: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
-_LONG_RUN_AFTER_QUOTE: Final = re.compile(f'(?<=")[^"]{{{_MAX_STRING_LENGTH // 2}}}')
+_PLAIN_STRING_TOKEN: Final = re.compile(r'"[^"]*"')
+_KEEP_QUOTES_AND_BRACKETS: Final = {code: None for code in range(128) if chr(code) not in '"[]{}'}
+_DIGITS_TO_ZERO: Final = {code: ("0" if chr(code).isdigit() else " ") for code in range(128)}
+_LONG_DIGIT_RUN_MARK: Final = "0" * (_MAX_NUMBER_LENGTH + 1)
 
 
-def _may_nest_too_deep(document: str) -> bool:
-    """Exact nesting depth of a valid JSON document, from its brackets outside strings."""
-    if document.count("[") + document.count("{") <= _MAX_NESTING_DEPTH:
+def _may_nest_too_deep(text: str, start: int = 0, end: int | None = None, outer_depth: int = 0) -> bool:
+    """Whether valid JSON ``text[start:end]``, inside ``outer_depth`` containers, nests deeper than
+    Jackson allows."""
+    room = _MAX_NESTING_DEPTH - outer_depth
+    end = len(text) if end is None else end
+    if text.count("[", start, end) + text.count("{", start, end) <= room:
         return False
-    brackets = _NOT_BRACKET.sub("", _STRING_TOKEN.sub("", document))
-    return max(accumulate(map(_BRACKET_DEPTH_CHANGE.__getitem__, brackets))) > _MAX_NESTING_DEPTH
+    document = text[start:end]
+    brackets = _brackets_outside_strings(document)
+    return max(accumulate(map(_BRACKET_DEPTH_CHANGE.__getitem__, brackets))) > room
+
+
+def _brackets_outside_strings(document: str) -> str:
+    """The structural brackets of a valid JSON document, in order."""
+    if document.isascii() and "\\" not in document:
+        # Quotes and brackets only. Strings without brackets become '""' pairs; a bracket inside a
+        # string would leave a quote behind (it sits after an odd number of quotes).
+        reduced = document.translate(_KEEP_QUOTES_AND_BRACKETS)
+        brackets = reduced.replace('""', "")
+        if '"' not in brackets:
+            return brackets
+        return _PLAIN_STRING_TOKEN.sub("", reduced)
+    return _NOT_BRACKET.sub("", _STRING_TOKEN.sub("", document))
+
+
+def _has_long_digit_run(text: str) -> bool:
+    """Whether a number may have more digits than Jackson allows (1000)."""
+    if text.isascii():
+        return _LONG_DIGIT_RUN_MARK in text.translate(_DIGITS_TO_ZERO)
+    return _LONG_DIGIT_RUN.search(text) is not None
 
 
 def _may_hold_too_long_string(document: str, value: JsonValue) -> bool:
-    """Whether a string or name is longer than Jackson allows (20,000,000 UTF-16 units).
+    """Whether a string or name is longer than Jackson allows (20,000,000 UTF-16 units)."""
+    return _may_have_long_string_token(document) and _longest_string(value) > _MAX_STRING_LENGTH
 
-    Such a string has at least 10,000,000 characters between its quotes; without escaped quotes
-    in the document that is a run of that many non-quote characters after a quote.
+
+def _may_have_long_string_token(document: str) -> bool:
+    """Whether a string may be longer than Jackson allows (20,000,000 UTF-16 units).
+
+    Such a string has at least 10,000,000 characters between its quotes, so (without escaped quotes)
+    some aligned block of 5,000,000 characters holds no quote.
     """
     if 2 * len(document) <= _MAX_STRING_LENGTH:
         return False
-    if '\\"' not in document and _LONG_RUN_AFTER_QUOTE.search(document) is None:
-        return False
-    return _longest_string(value) > _MAX_STRING_LENGTH
+    if '\\"' in document:
+        return True
+    block = _MAX_STRING_LENGTH // 4
+    return any(document.find('"', offset, offset + block) < 0 for offset in range(0, len(document) - block + 1, block))
 
 
 def _longest_string(value: JsonValue) -> int:
@@ -567,6 +618,13 @@ class _JacksonTreeReader:
         self.token_column = 0
         self.contexts: list[_Context] = []
         self.text_buffer = _TextBufferModel()
+        # Complete containers near the top may be read by Python's scanner when nothing in the
+        # document can make Jackson see them differently (see _read_with_python_scanner).
+        self.python_may_read_children = (
+            _SURROGATE.search(units) is None
+            and not _has_long_digit_run(units)
+            and not _may_have_long_string_token(units)
+        )
 
     # -- locations and errors ----------------------------------------------------------------------
 
@@ -1125,10 +1183,65 @@ class _JacksonTreeReader:
         self._fill_containers(root)  # type: ignore[arg-type]
         return root
 
+    def _read_child_value(self, char: str) -> tuple[JsonValue, bool]:
+        if char in "[{" and self.python_may_read_children and len(self.contexts) <= 2:
+            value = self._read_valid_container_with_python()
+            if value is not _NOT_HANDLED:
+                return value, False
+        return self._read_scalar_or_open(char)
+
+    def _read_valid_container_with_python(self) -> JsonValue | _NotHandled:
+        """A whole container Jackson would accept, read at C speed (so that an error late in a big
+        document is found quickly); ``_NOT_HANDLED`` when it has to be read token by token."""
+        start = self.pos - 1
+        try:
+            value, end = _PYTHON_DECODER.raw_decode(self.s, start)
+        except (ValueError, RecursionError, _UseJacksonReader):
+            return _NOT_HANDLED
+        if _may_nest_too_deep(self.s, start, end, len(self.contexts)):
+            return _NOT_HANDLED
+        self._count_lines(start, end)
+        self.pos = end
+        return value
+
+    def _count_lines(self, start: int, end: int) -> None:
+        """Line breaks in valid JSON between ``start`` and ``end`` (only white space holds them)."""
+        s = self.s
+        breaks = s.count("\n", start, end) + s.count("\r", start, end) - s.count("\r\n", start, end)
+        if breaks:
+            self.line += breaks
+            self.line_start = max(s.rfind("\n", start, end), s.rfind("\r", start, end)) + 1
+
+    def _read_valid_elements_with_python(self, array: list[JsonValue]) -> None:
+        """Following elements of ``array`` that are whole containers Jackson would accept, read at
+        C speed until something needs a closer look."""
+        s = self.s
+        context = self.contexts[-1]
+        depth = len(self.contexts)
+        while True:
+            separator = _COMMA_AND_SPACES.match(s, self.pos)
+            if separator is None or context.index < 0:
+                return
+            start = separator.end()
+            if start >= self.n or s[start] not in "[{":
+                return
+            try:
+                value, end = _PYTHON_DECODER.raw_decode(s, start)
+            except (ValueError, RecursionError, _UseJacksonReader):
+                return
+            if _may_nest_too_deep(s, start, end, depth):
+                return
+            self._count_lines(self.pos, end)
+            context.index += 1
+            array.append(value)
+            self.pos = end
+
     def _fill_containers(self, root: dict[str, JsonValue] | list[JsonValue]) -> None:
         open_containers: list[dict[str, JsonValue] | list[JsonValue]] = [root]
         while open_containers:
             container = open_containers[-1]
+            if type(container) is list and self.python_may_read_children and len(self.contexts) <= 2:
+                self._read_valid_elements_with_python(container)
             char = self._skip_ws_or_end()
             assert char is not None  # end of input inside a container raised already
             if char in "]}":
@@ -1143,13 +1256,13 @@ class _JacksonTreeReader:
                 name = self._read_name()
                 char = self._skip_colon()
                 self._update_location()
-                value, is_container = self._read_scalar_or_open(char)
+                value, is_container = self._read_child_value(char)
                 container[name] = value
             else:
                 self._update_location()
                 if char == "}":  # after a comma: nextToken's own case, not _handleOddValue
                     raise self._unexpected_char(char, "expected a value")
-                value, is_container = self._read_scalar_or_open(char)
+                value, is_container = self._read_child_value(char)
                 container.append(value)  # type: ignore[union-attr]
             if is_container:
                 self._open_scope(type(value) is list)

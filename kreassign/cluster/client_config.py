@@ -22,14 +22,8 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import shutil
-import subprocess
-import tempfile
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kreassign.errors import ConfigError
@@ -239,7 +233,8 @@ def load_client_config(path: str | os.PathLike[str] | None) -> ClientConfig:
     if path is None:
         return ClientConfig()
     try:
-        text = Path(path).read_bytes().decode("latin-1")
+        with open(path, "rb") as handle:
+            text = handle.read().decode("latin-1")
     except OSError as exc:
         raise ConfigError(str(path)) from exc
     return ClientConfig(parse_java_properties(text))
@@ -688,7 +683,7 @@ class _StoreFiles:
 
     def __init__(self, settings: SslSettings) -> None:
         self.settings = settings
-        self._folder: Path | None = None
+        self._folder: str | None = None
         self._cache: dict[str, Any] = {}
         self._secrets = [
             s
@@ -738,7 +733,7 @@ class _StoreFiles:
         return conf
 
     # -- conversions
-    def _truststore_pem(self) -> Path:
+    def _truststore_pem(self) -> str:
         if "truststore" in self._cache:
             return self._cache["truststore"]
         trust = self.settings.truststore
@@ -746,7 +741,7 @@ class _StoreFiles:
         if trust.pem is not None:
             path = self._write("truststore.pem", trust.pem)
         elif trust.store_type == "PEM":
-            path = Path(str(trust.location))
+            path = str(trust.location)
         else:
             listing = self._keytool(
                 trust,
@@ -760,7 +755,7 @@ class _StoreFiles:
         self._cache["truststore"] = path
         return path
 
-    def _keystore_pkcs12(self) -> tuple[Path, str | None]:
+    def _keystore_pkcs12(self) -> tuple[str, str | None]:
         """librdkafka reads PKCS12 with one password: use the file as is when it is PKCS12 with no
         separate key password, else convert with keytool."""
         if "pkcs12" in self._cache:
@@ -768,11 +763,13 @@ class _StoreFiles:
         keys = self.settings.keystore
         assert keys is not None and keys.location is not None
         if keys.store_type == "PKCS12" and keys.key_password in (None, keys.password):
-            result: tuple[Path, str | None] = (Path(keys.location), keys.password)
+            result: tuple[str, str | None] = (keys.location, keys.password)
         else:
+            import secrets
+
             password = secrets.token_urlsafe(24)
             self._secrets.append(password)
-            target = self._folder_path() / "keystore.p12"
+            target = os.path.join(self._folder_path(), "keystore.p12")
             source = ["-srckeystore", keys.location, "-srcstoretype", keys.store_type]
             common = ["-importkeystore", "-noprompt", *source, "-destkeystore", str(target), "-deststoretype", "PKCS12"]
             if keys.key_password in (None, keys.password):
@@ -789,7 +786,7 @@ class _StoreFiles:
         self._cache["pkcs12"] = result
         return result
 
-    def _keystore_pem(self) -> tuple[Path, Path, str | None]:
+    def _keystore_pem(self) -> tuple[str, str, str | None]:
         """kafka-python (Python's ssl module) loads a PEM certificate chain and PEM private key."""
         if "pem" in self._cache:
             return self._cache["pem"]
@@ -800,18 +797,18 @@ class _StoreFiles:
                 certfile = self._write("keystore-chain.pem", str(keys.pem))
                 keyfile = self._write("keystore-key.pem", keys.key_pem)
             else:
-                certfile = keyfile = Path(str(keys.location))
-            result: tuple[Path, Path, str | None] = (certfile, keyfile, keys.key_password)
+                certfile = keyfile = str(keys.location)
+            result: tuple[str, str, str | None] = (certfile, keyfile, keys.key_password)
         else:
             pkcs12, password = self._keystore_pkcs12()
-            certfile = self._folder_path() / "keystore-chain.pem"
-            keyfile = self._folder_path() / "keystore-key.pem"
+            certfile = os.path.join(self._folder_path(), "keystore-chain.pem")
+            keyfile = os.path.join(self._folder_path(), "keystore-key.pem")
             env = {"KREASSIGN_PKCS12_PASSWORD": password or ""}
             common = ["pkcs12", "-in", str(pkcs12), "-passin", "env:KREASSIGN_PKCS12_PASSWORD"]
             # Python's ssl wants the certificate of the key first, then the rest of the chain.
             leaf = self._openssl([*common, "-nokeys", "-clcerts"], env)
             others = self._openssl([*common, "-nokeys", "-cacerts"], env)
-            self._write(certfile.name, _pem_blocks(leaf) + _pem_blocks(others))
+            self._write(os.path.basename(certfile), _pem_blocks(leaf) + _pem_blocks(others))
             if password:
                 self._openssl(
                     [*common, "-nocerts", "-out", str(keyfile), "-passout", "env:KREASSIGN_PKCS12_PASSWORD"], env
@@ -835,20 +832,26 @@ class _StoreFiles:
         return aliases
 
     # -- helpers
-    def _folder_path(self) -> Path:
+    def _folder_path(self) -> str:
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="kreassign-tls-"))  # mode 0700
-            weakref.finalize(self, shutil.rmtree, str(self._folder), True)
+            import shutil
+            import tempfile
+            import weakref
+
+            self._folder = tempfile.mkdtemp(prefix="kreassign-tls-")  # mode 0700
+            weakref.finalize(self, shutil.rmtree, self._folder, True)
         return self._folder
 
-    def _write(self, name: str, text: str) -> Path:
-        path = self._folder_path() / name
+    def _write(self, name: str, text: str) -> str:
+        path = os.path.join(self._folder_path(), name)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w") as handle:
             handle.write(text)
         return path
 
     def _keytool(self, store: StoreSettings, args: list[str], passwords: Mapping[str, str | None]) -> str:
+        import shutil
+
         keytool = shutil.which("keytool")
         if keytool is None:
             raise ConfigError(
@@ -865,6 +868,8 @@ class _StoreFiles:
         return self._run(command, env, f"ssl.{store.kind}.location {store.location}")
 
     def _openssl(self, args: list[str], extra_env: Mapping[str, str]) -> str:
+        import shutil
+
         openssl = shutil.which("openssl")
         if openssl is None:
             raise ConfigError(
@@ -874,6 +879,8 @@ class _StoreFiles:
         return self._run([openssl, *args], {**os.environ, **extra_env}, "ssl.keystore.location")
 
     def _run(self, command: list[str], env: Mapping[str, str], what: str) -> str:
+        import subprocess
+
         process = subprocess.run(
             command, capture_output=True, text=True, env=dict(env), stdin=subprocess.DEVNULL, timeout=120
         )

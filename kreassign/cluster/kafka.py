@@ -18,7 +18,6 @@ deadline, the same error is raised at once.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import logging
 import time
@@ -328,6 +327,8 @@ class KafkaCluster:
         librdkafka reports authentication and TLS failures only through ``error_cb``, served by
         ``poll()``, and keeps retrying: poll while waiting, and fail at the first such error as Java does.
         """
+        import concurrent.futures
+
         deadline = time.monotonic() + (self.api_timeout_s if timeout_s is None else timeout_s) + _GRACE_S
         while True:
             try:
@@ -393,8 +394,14 @@ class KafkaCluster:
             except _retriable_kafka_python_errors() as exc:
                 await _pause_or_time_out(manager._net, deadline, exc)
 
-    def _known_broker(self, broker_id: int) -> bool:
-        return self._legacy._manager.cluster.broker_metadata(broker_id) is not None
+    def _known_brokers(self, broker_ids: Iterable[int], call: str) -> set[int]:
+        """The ids among ``broker_ids`` that kafka-python's metadata knows, refreshing it once when
+        some are missing (a broker may have just restarted), as Java's admin client does."""
+        wanted = set(broker_ids)
+        cluster = self._legacy._manager.cluster
+        if any(cluster.broker_metadata(b) is None for b in wanted):
+            self._run_kafka_python(call, cluster.refresh_metadata)
+        return {b for b in wanted if cluster.broker_metadata(b) is not None}
 
     # -------------------------------------------------------------------------- cluster and topics
     def describe_brokers(self) -> list[Broker]:
@@ -549,7 +556,7 @@ class KafkaCluster:
         by_broker: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         for replica in wanted:
             by_broker[replica.broker_id][replica.topic].append(replica.partition)
-        if not all(self._known_broker(broker_id) for broker_id in by_broker):
+        if self._known_brokers(by_broker, call) != set(by_broker):
             raise self.timeout_error(call)
         topic_type = DescribeLogDirsRequest.DescribableLogDirTopic
 
@@ -614,13 +621,14 @@ class KafkaCluster:
         failures: dict[TopicPartitionReplica, JavaException | KreassignError] = {}
         try:
             self._kafka_python_admin(call)
-        except KreassignError as exc:
+            known = self._known_brokers({r.broker_id for r in moves}, call)
+        except KreassignError as exc:  # Java fails every replica's future with the call's exception
             return dict.fromkeys(moves, exc), set()
         by_broker: dict[int, dict[str, dict[str, list[int]]]] = defaultdict(
             lambda: defaultdict(lambda: defaultdict(list))
         )
         for replica, path in moves.items():
-            if self._known_broker(replica.broker_id):
+            if replica.broker_id in known:
                 by_broker[replica.broker_id][path][replica.topic].append(replica.partition)
             else:
                 failures[replica] = self.timeout_error(call)

@@ -318,3 +318,53 @@ def test_log_dir_move(cluster, tmp_path, kafka_cluster):
 def _write(path, text: str) -> str:
     path.write_text(text)
     return str(path)
+
+
+def test_bootstrap_controller_list_and_cancel(cluster, kafka_cluster, tmp_path):
+    controllers = kafka_cluster.bootstrap_controllers
+    plan = _write(tmp_path / "none.json", _plan("no-such-topic-for-cancel", {0: [1, 2]}))
+    for args in (["--list"], ["--cancel", "--reassignment-json-file", plan, "--preserve-throttles"]):
+        apache, ours = _both(["--bootstrap-controller", controllers, *args])
+        assert (ours.code, ours.stdout) == (apache.code, apache.stdout)
+
+
+def test_disallow_replication_factor_change(cluster, tmp_path):
+    topic = cluster.create(f"rf-{uuid.uuid4().hex[:6]}", [[1, 2]])
+    plan = _write(tmp_path / "grow.json", _plan(topic, {0: [1, 2, 3]}))
+    args = [
+        "--bootstrap-server",
+        cluster.bootstrap,
+        "--execute",
+        "--reassignment-json-file",
+        plan,
+        "--disallow-replication-factor-change",
+    ]
+    apache, ours = _both(args)
+    assert (ours.code, ours.stdout) == (apache.code, apache.stdout)
+    assert apache.code == 1 and "Error reassigning partition(s):" in apache.stdout
+    assert cluster.replicas(topic) == {0: [1, 2]}
+
+
+def test_cancel_of_a_move_that_only_adds_a_replica(cluster, tmp_path):
+    topic = cluster.create(f"grow-{uuid.uuid4().hex[:6]}", [[1, 2]], messages=20000, size=1000)
+    plan = _write(tmp_path / "grow.json", _plan(topic, {0: [1, 2, 3]}))
+    outputs = {}
+    for name, run in TOOLS.items():
+        started = run(
+            [
+                "--bootstrap-server",
+                cluster.bootstrap,
+                "--execute",
+                "--reassignment-json-file",
+                plan,
+                "--throttle",
+                "1024",
+            ]
+        )
+        assert started.code == 0, started
+        cancelled = run(["--bootstrap-server", cluster.bootstrap, "--cancel", "--reassignment-json-file", plan])
+        outputs[name] = (cancelled.code, cancelled.stdout)
+        cluster.wait_idle(30)
+        assert cluster.replicas(topic) == {0: [1, 2]}
+    assert outputs["kreassign"] == outputs["apache"]
+    assert "Successfully cancelled partition reassignment for: " in outputs["apache"][1]

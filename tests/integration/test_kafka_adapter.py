@@ -159,7 +159,9 @@ def throttled_topic(adapter, topics) -> Iterator[str]:
     changes = {b: [ConfigOp(key, OpType.SET, "1") for key in THROTTLE_RATES] for b in brokers}
     changes[topic_resource] = [ConfigOp(key, OpType.SET, "*") for key in THROTTLED_REPLICAS]
     adapter.incremental_alter_configs(changes)
+    applied = {r: {op.name: str(op.value) for op in ops} for r, ops in changes.items()}
     try:
+        wait_until(lambda: adapter.describe_configs(list(changes)) == applied, timeout=30)
         yield topic
     finally:
         adapter.alter_reassignments({TopicPartition(topic, 0): None, TopicPartition(topic, 1): None})
@@ -240,12 +242,13 @@ def test_configs_round_trip_dynamic_values_only(adapter, topics) -> None:
                 other: [ConfigOp("follower.replication.throttled.rate", OpType.SET, "2000000")],
             }
         )
-        described = adapter.describe_configs([topic_resource, broker, other])
-        assert described == {
+        expected = {
             topic_resource: {"leader.replication.throttled.replicas": "0:1,0:2"},
             broker: {"follower.replication.throttled.rate": "1000000"},
             other: {"follower.replication.throttled.rate": "2000000"},
         }
+        # brokers apply config records as the metadata reaches them
+        wait_until(lambda: adapter.describe_configs([topic_resource, broker, other]) == expected, timeout=30)
     finally:
         adapter.incremental_alter_configs(
             {
@@ -254,7 +257,8 @@ def test_configs_round_trip_dynamic_values_only(adapter, topics) -> None:
                 other: [ConfigOp("follower.replication.throttled.rate", OpType.DELETE)],
             }
         )
-    assert adapter.describe_configs([topic_resource, broker]) == {topic_resource: {}, broker: {}}
+    cleared = {topic_resource: {}, broker: {}}
+    wait_until(lambda: adapter.describe_configs([topic_resource, broker]) == cleared, timeout=30)
 
 
 def test_config_errors_read_like_java(adapter, topics) -> None:
@@ -353,7 +357,7 @@ def test_bootstrap_controllers_support_what_java_supports(kafka_cluster, topics)
         }
         resource = ConfigResource(ResourceType.TOPIC, topic)
         controllers.incremental_alter_configs({resource: [ConfigOp(THROTTLED_REPLICAS[0], OpType.SET, "*")]})
-        assert controllers.describe_configs([resource]) == {resource: {THROTTLED_REPLICAS[0]: "*"}}
+        wait_until(lambda: controllers.describe_configs([resource]) == {resource: {THROTTLED_REPLICAS[0]: "*"}})
         controllers.incremental_alter_configs({resource: [ConfigOp(THROTTLED_REPLICAS[0], OpType.DELETE)]})
         with pytest.raises(ClusterError) as unsupported:
             controllers.describe_topics([topic])
