@@ -33,15 +33,11 @@ __all__ = [
     "parse_generate_assignment_args",
     "parse_reassignment_json",
     "parse_topics_to_move_json",
-    "render_node",
     "validate_execute_plan",
 ]
 
 EARLIEST_VERSION = 1
 EARLIEST_TOPICS_JSON_VERSION = 1
-
-render_node = node_to_string
-"""Jackson's ``JsonNode.toString()``, as it appears in the Apache tool's messages."""
 
 
 def decode_file_bytes(data: bytes) -> str:

@@ -81,10 +81,6 @@ def is_long_node(value: object) -> bool:
     return type(value) is int and LONG_MIN <= value <= LONG_MAX and not INT_MIN <= value <= INT_MAX
 
 
-def is_textual_node(value: object) -> bool:
-    return type(value) is str
-
-
 # ---------------------------------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ def create_topic(bootstrap: str, name: str, layout: list[list[int]], messages: i
         admin.create_topics([NewTopic(name, replica_assignments=dict(enumerate(layout)))])
     finally:
         admin.close()
+    _wait_until_visible(bootstrap, name, len(layout))
     if messages:
         producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20})
         payload = b"v" * size
@@ -25,3 +26,19 @@ def create_topic(bootstrap: str, name: str, layout: list[list[int]], messages: i
                 producer.poll(0)
         if producer.flush(120) != 0:
             raise RuntimeError(f"could not produce {messages} messages to {name}")
+
+
+def _wait_until_visible(bootstrap: str, name: str, partitions: int, timeout: float = 30.0) -> None:
+    """CreateTopics returns before every broker's metadata has the topic; wait for it."""
+    import time
+
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        topic = admin.list_topics(name, timeout=10).topics.get(name)
+        if topic is not None and topic.error is None and len(topic.partitions) == partitions:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"topic {name} did not appear in the metadata within {timeout}s")

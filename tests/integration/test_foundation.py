@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import subprocess
+import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kreassign.devcluster.jars import apache_tool_command, pinned_kafka_version
@@ -20,14 +21,24 @@ def test_cluster_has_three_brokers_with_alternating_racks(kafka_cluster):
     assert sorted((n.id, n.rack) for n in nodes) == [(1, "rack-a"), (2, "rack-b"), (3, "rack-a")]
 
 
+def _describe_when_visible(admin: AdminClient, topic: str, timeout: float = 30):
+    """A new topic reaches every broker's metadata a moment after CreateTopics returns."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return admin.describe_topics(TopicCollection([topic]), request_timeout=15)[topic].result(timeout=20)
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def test_rf3_topic_produce_and_consume(kafka_cluster):
     bootstrap = kafka_cluster.bootstrap_servers
     topic = f"foundation-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=3)])[topic].result(timeout=30)
-    described = admin.describe_topics(__import__("confluent_kafka").TopicCollection([topic]), request_timeout=15)[
-        topic
-    ].result(timeout=20)
+    described = _describe_when_visible(admin, topic)
     assert [len(p.replicas) for p in described.partitions] == [3, 3, 3]
 
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
