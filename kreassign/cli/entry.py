@@ -5,7 +5,17 @@ from __future__ import annotations
 import sys
 
 
+def _replace_unencodable_output() -> None:
+    """Java prints an unencodable character (a lone surrogate quoted in a Jackson message) as '?';
+    do the same instead of failing with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _replace_unencodable_output()
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         from kreassign import KAFKA_COMPAT_VERSION, __version__

@@ -53,3 +53,27 @@ def test_console_scripts_print_version(script):
 def test_python_dash_m_runs_the_cli():
     proc = subprocess.run([sys.executable, "-m", "kreassign", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and __version__ in proc.stdout
+
+
+def test_unencodable_character_in_an_error_is_printed_like_java(tmp_path):
+    """A lone surrogate in Jackson's message (astral character where a value is expected) prints as '?'."""
+    bad = tmp_path / "astral.json"
+    bad.write_bytes('{"version":\U0001f600}'.encode())
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kreassign",
+            "--bootstrap-server",
+            "127.0.0.1:1",
+            "--execute",
+            "--reassignment-json-file",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("Error: Unexpected character ('?' (code 55357 / 0xd83d)): expected a valid value")
+    assert "Traceback" not in proc.stderr
