@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kreassign.cli.spec import ACTIONS, REQUIRED_ARGS, SPECS, Arity, OptionSpec, permitted_args
+from kreassign.cli.spec import ACTIONS, APACHE_ACTIONS, REQUIRED_ARGS, SPECS, Arity, OptionSpec, permitted_args
 from kreassign.errors import CommandError, UsageError
 
 _JAVA_LONG = re.compile(r"[+-]?\d+")
@@ -139,7 +139,8 @@ def validate(argv: list[str]) -> Request:
         return Request("version", parsed)
     actions = [a for a in ACTIONS if parsed.has(a)]
     if len(actions) != 1:
-        raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in ACTIONS))
+        # the Apache message names the Apache actions only (kreassign's --progress is documented apart)
+        raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in APACHE_ACTIONS))
     action = actions[0]
     has_server, has_controller = parsed.has("bootstrap-server"), parsed.has("bootstrap-controller")
     if has_server and has_controller:
@@ -154,4 +155,12 @@ def validate(argv: list[str]) -> Request:
     for spec in parsed.seen:
         if spec.name != action and spec.name not in required and spec.name not in permitted:
             raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
+    _validate_extensions(action, parsed)
     return Request(action, parsed)
+
+
+def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
+    """kreassign's own options, checked after the Apache rules so that Apache's messages come first."""
+    output = parsed.value("output") if parsed.has("output") else "text"
+    if output not in ("text", "json"):
+        raise UsageError(f"--output must be text or json, not '{output}'")

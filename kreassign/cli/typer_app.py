@@ -36,6 +36,7 @@ def kreassign(
     verify: Annotated[bool, typer.Option("--verify", help=_help("verify"), rich_help_panel="Actions")] = False,
     cancel: Annotated[bool, typer.Option("--cancel", help=_help("cancel"), rich_help_panel="Actions")] = False,
     list_: Annotated[bool, typer.Option("--list", help=_help("list"), rich_help_panel="Actions")] = False,
+    progress: Annotated[bool, typer.Option("--progress", help=_help("progress"), rich_help_panel="Actions")] = False,
     # connection
     bootstrap_server: Annotated[
         str | None, typer.Option("--bootstrap-server", help=_help("bootstrap-server"), metavar="HOST:PORT")
@@ -80,6 +81,55 @@ def kreassign(
         int | None,
         typer.Option("--seed", help=_help("seed"), metavar="N", rich_help_panel="kreassign extensions"),
     ] = None,
+    max_partition_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-partition-movements",
+            help=_help("max-partition-movements"),
+            metavar="P",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    max_replica_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-replica-movements",
+            help=_help("max-replica-movements"),
+            metavar="R",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    max_leader_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-leader-movements",
+            help=_help("max-leader-movements"),
+            metavar="L",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help=_help("dry-run"), rich_help_panel="kreassign extensions")
+    ] = False,
+    journal_file: Annotated[
+        str | None,
+        typer.Option(
+            "--journal-file", help=_help("journal-file"), metavar="FILE", rich_help_panel="kreassign extensions"
+        ),
+    ] = None,
+    poll_interval_ms: Annotated[
+        int,
+        typer.Option(
+            "--poll-interval-ms", help=_help("poll-interval-ms"), metavar="MS", rich_help_panel="kreassign extensions"
+        ),
+    ] = 1000,
+    output: Annotated[
+        str, typer.Option("--output", help=_help("output"), metavar="text|json", rich_help_panel="kreassign extensions")
+    ] = "text",
+    fail_if_incomplete: Annotated[
+        bool,
+        typer.Option("--fail-if-incomplete", help=_help("fail-if-incomplete"), rich_help_panel="kreassign extensions"),
+    ] = False,
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
 ) -> None:
     """Declaration only: kreassign.cli.app.run does the work."""

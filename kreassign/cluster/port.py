@@ -99,4 +99,14 @@ class ClusterPort(Protocol):
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
 
+    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+        """Bytes of the current log of every replica hosted by these brokers (DescribeLogDirs; a replica
+        moving between log dirs counts its current log). Brokers that do not answer are left out."""
+        ...
+
+    def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
+        """The log end offset of each replica on its own broker, leader or follower (ListOffsets sent to
+        that broker as the debugging replica, id -2). Replicas their broker does not host are left out."""
+        ...
+
     def close(self) -> None: ...
