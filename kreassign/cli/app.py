@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable
 
 from kreassign.cli.argv import OptionSyntaxError, ParsedArgs, validate
+from kreassign.cli.spec import BATCHED_OPTIONS
 from kreassign.errors import CommandError, KreassignError, TerseError, UsageError
 
 EXIT_OK = 0
@@ -57,8 +58,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     port = None
     try:
         port = open_cluster(request.args)
-        run_action(request.kind, request.args, port, out)
-        return EXIT_OK
+        return run_action(request.kind, request.args, port, out)
     except TerseError as exc:
         out(f"{exc.message}\n")
     except KreassignError as exc:
@@ -92,8 +92,9 @@ def open_cluster(args: ParsedArgs):
     return KafkaCluster(bootstrap_servers=servers, client_config=config)
 
 
-def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) -> None:
-    """Reads inputs in the order the Apache tool's handleAction does, so the first error matches."""
+def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) -> int:
+    """Reads inputs in the order the Apache tool's handleAction does, so the first error matches.
+    Returns the exit status."""
     from kreassign import formats
     from kreassign.actions.common import read_input_file
 
@@ -120,6 +121,8 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         timeout_ms = args.long_value("timeout")
         plan = formats.parse_reassignment_json(text)
         formats.validate_execute_plan(plan)
+        if any(args.has(name) for name in BATCHED_OPTIONS) or args.has("dry-run"):
+            return run_batched(args, port, plan, throttle, log_dir_throttle, out)
         execute_assignment(
             port,
             plan,
@@ -137,10 +140,64 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         preserve = args.has("preserve-throttles")
         timeout_ms = args.long_value("timeout")
         plan = formats.parse_reassignment_json(text)
-        cancel_assignment(port, plan, preserve_throttles=preserve, timeout_ms=timeout_ms, out=out)
+        from kreassign.actions.batched import cancel_batched
+
+        if not cancel_batched(port, plan, args.value("journal-file"), out):
+            cancel_assignment(port, plan, preserve_throttles=preserve, timeout_ms=timeout_ms, out=out)
     elif action == "list":
         from kreassign.actions.listing import list_reassignments
 
         list_reassignments(port, out)
     else:  # pragma: no cover - validate() only returns known actions
         raise CommandError("Unsupported action.")
+    return EXIT_OK
+
+
+EXIT_CANCELLED = 4
+_EXIT_BY_OUTCOME = {"completed": EXIT_OK, "failed": EXIT_ERROR, "cancelled": EXIT_CANCELLED}
+
+
+def _positive(args: ParsedArgs, name: str) -> int | None:
+    value = args.long_value(name)
+    if value is not None and value < 1:
+        raise CommandError(f"--{name} must be at least 1, not {value}")
+    return value
+
+
+def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: int, out: Callable[[str], None]) -> int:
+    """--execute with --max-*-movements or --dry-run: the KIP-435 executor, attached until the plan is done."""
+    import signal
+
+    from kreassign.actions.batched import BatchedOptions, execute_batched
+    from kreassign.cli.live import make_reporter
+    from kreassign.execution.executor import signals_interrupt
+    from kreassign.planning.steps import Limits
+
+    limits = Limits(
+        partitions=_positive(args, "max-partition-movements"),
+        replicas=_positive(args, "max-replica-movements"),
+        leaders=_positive(args, "max-leader-movements"),
+    )
+    poll_ms = _positive(args, "poll-interval-ms")
+    options = BatchedOptions(
+        limits=limits,
+        throttle=throttle,
+        log_dir_throttle=log_dir_throttle,
+        additional=args.has("additional"),
+        allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
+        journal_path=args.value("journal-file"),
+        poll_interval=(poll_ms or 1000) / 1000.0,
+        dry_run=args.has("dry-run"),
+        output=args.value("output") or "text",
+    )
+    reporter = make_reporter()
+    try:
+        with signals_interrupt():
+            outcome = execute_batched(port, plan, options, out, reporter, on_start=reporter.start)
+    finally:
+        reporter.stop()
+    if outcome is None:
+        return EXIT_OK
+    if outcome.status == "interrupted":
+        return 128 + (signal.SIGTERM if "SIGTERM" in outcome.message else signal.SIGINT)
+    return _EXIT_BY_OUTCOME.get(outcome.status, EXIT_ERROR)
