@@ -15,6 +15,7 @@ from kreassign.errors import CommandError, TerseError
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
 from kreassign.execution.journal import Journal, JournalState, default_journal_path, plan_id
 from kreassign.execution.throttles import record_throttles, restore_recorded
+from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits, Round, plan_rounds
@@ -75,17 +76,16 @@ def execute_batched(
 
     current, live = check_plan_against_cluster(port, targets)
     original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
+    # the rollback file names no log dirs, so that it can be run batched too
+    rollback = format_reassignment_json(original, {})
     if resumed:
-        from kreassign.formats import format_reassignment_json
-
-        rollback = format_reassignment_json(original, {})
         out(
             "Current partition replica assignment\n\n"
             + rollback
             + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
         )
     else:
-        rollback = print_rollback(port, current, live, out)
+        print_rollback(port, current, live, out)
 
     if options.dry_run:
         rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)

@@ -361,11 +361,13 @@ class BatchedExecutor:
         eta = None
         if self._rate and self.bytes_total is not None and moved_bytes is not None:
             eta = max(0.0, (self.bytes_total - moved_bytes) / self._rate)
-        steps_total = sum(self.state.steps_done.values()) + sum(
-            len(plan_partition(tp, info[tp].replicas, final, self.limits.replicas))
-            for tp, final in self.state.target.items()
-            if tp in info and tp not in self.failures
-        )
+        remaining = 0
+        for tp, final in self.state.target.items():
+            if tp in self.moving:  # metadata lists every replica of a reassigning partition: plan from the step
+                remaining += len(plan_partition(tp, self.moving[tp].step.source, final, self.limits.replicas))
+            elif tp in info and tp not in self.failures:
+                remaining += len(plan_partition(tp, info[tp].replicas, final, self.limits.replicas))
+        steps_total = sum(self.state.steps_done.values()) + remaining
         notes = list(self._waiting_notes.values())[:3]
         notes += [f"{tp}: {reason}" for tp, reason in list(self.failures.items())[:3]]
         total = len(self.state.target)
