@@ -16,7 +16,7 @@ import time
 import pytest
 
 from kreassign.cluster.kafka import KafkaCluster
-from kreassign.cluster.port import ConfigResource, ResourceType
+from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.devcluster.topics import count_messages, create_topic
 from kreassign.model import TopicPartition
 from tests.integration.differential import run_ours, wait_until
@@ -81,40 +81,77 @@ def start(args: list[str]) -> subprocess.Popen:
     )
 
 
+class Sampler:
+    """Samples the cluster while a run goes on: reassignments in flight, replicas being added, leaders."""
+
+    def __init__(self, port: KafkaCluster, topic: str) -> None:
+        self.port, self.topic = port, topic
+        self.samples: list[tuple[dict, dict]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            moving = self.port.list_reassignments()
+            leaders = {p: leader for p, (_, leader) in state(self.port, self.topic).items()}
+            self.samples.append((moving, leaders))
+            time.sleep(0.1)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def test_batched_run_completes_within_its_limits_and_leaves_nothing_behind(cluster5, tmp_path):
     bootstrap, port = cluster5
     topic = "batched-complete"
-    create_topic(bootstrap, topic, [[1, 2]] * 6, messages=1200, size=1000)
-    target = {p: [3, 4, 5] if p % 2 == 0 else [1, 3] for p in range(6)}
+    create_topic(bootstrap, topic, [[1, 2]] * 6, messages=3000, size=1000)
+    target = {p: [3, 4, 5] if p % 2 == 0 else [4, 3] for p in range(6)}  # every replica moves
     plan = write_plan(tmp_path / "plan.json", topic, target)
-    moving_seen: list[int] = []
-    stop = threading.Event()
-
-    def watch():
-        while not stop.is_set():
-            moving_seen.append(len(port.list_reassignments()))
-            time.sleep(0.1)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
+    # throttles someone else set before the run: they must be there, unchanged, afterwards
+    foreign = {
+        ConfigResource(ResourceType.TOPIC, topic): [
+            ConfigOp("follower.replication.throttled.replicas", OpType.SET, "9:9")
+        ],
+        ConfigResource(ResourceType.BROKER, "4"): [
+            ConfigOp("leader.replication.throttled.rate", OpType.SET, "987654321")
+        ],
+    }
+    port.incremental_alter_configs(foreign)
+    before = throttles(port, [topic])
+    assert before == {
+        "broker:4": {"leader.replication.throttled.rate": "987654321"},
+        f"topic:{topic}": {"follower.replication.throttled.replicas": "9:9"},
+    }
     args = batched(bootstrap, plan, tmp_path / "j.json", "--max-partition-movements", "2")
-    args += ["--max-replica-movements", "1", "--max-leader-movements", "1", "--throttle", "2000000"]
-    result = run_ours(args, timeout=240)
-    stop.set()
-    watcher.join()
+    args += ["--max-replica-movements", "1", "--max-leader-movements", "1", "--throttle", "300000"]
+    with Sampler(port, topic) as sampler:
+        result = run_ours(args, timeout=300)
     assert result.code == 0, result.stdout + result.stderr
     assert result.stdout.startswith("Current partition replica assignment\n\n{")
     assert "Batched reassignment complete: 6 partition(s) at their target after" in result.stdout
-    assert max(moving_seen) <= 2
+    ours = [{tp: r for tp, r in moving.items() if tp.topic == topic} for moving, _ in sampler.samples]
+    assert max(len(m) for m in ours) == 2  # P, reached and never exceeded
+    assert max(len(r.adding) for m in ours for r in m.values()) == 1  # R
+    assert max(sum(1 for r in m.values() if r.adding and r.adding[0] == r.replicas[0]) for m in ours) <= 1  # L
+    for moving, leaders in sampler.samples:  # leader first: nothing is dropped before the new leader leads
+        for tp, r in moving.items():
+            if tp.topic == topic and r.removing and target[tp.partition][0] not in r.removing:
+                assert leaders[tp.partition] == target[tp.partition][0], (tp, r, leaders)
     assert state(port, topic) == {p: (tuple(r), r[0]) for p, r in target.items()}
     assert port.list_reassignments() == {}
-    assert throttles(port, [topic]) == {}
-    assert count_messages(bootstrap, topic, 6) == dict.fromkeys(range(6), 200)
+    assert throttles(port, [topic]) == before
+    assert count_messages(bootstrap, topic, 6) == dict.fromkeys(range(6), 500)
     journal = json.loads((tmp_path / "j.json").read_text())
     assert journal["status"] == "completed"
     assert (
         (tmp_path / "j-rollback.json").read_text().startswith('{"version":1,"partitions":[{"topic":"batched-complete"')
     )
+    port.incremental_alter_configs({r: [ConfigOp(op.name, OpType.DELETE) for op in ops] for r, ops in foreign.items()})
 
 
 def test_dry_run_prints_the_steps_and_changes_nothing(cluster5, tmp_path):
@@ -131,9 +168,10 @@ def test_dry_run_prints_the_steps_and_changes_nothing(cluster5, tmp_path):
     assert not (tmp_path / "j.json").exists()
 
 
-def test_sigterm_reverts_the_step_restores_throttles_and_the_rerun_resumes(cluster5, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_reverts_the_step_restores_throttles_and_the_rerun_resumes(cluster5, tmp_path, signum):
     bootstrap, port = cluster5
-    topic = "batched-sigterm"
+    topic = f"batched-{signum.name.lower()}"
     create_topic(bootstrap, topic, [[1, 2]] * 3, messages=3000, size=1000)
     target = {p: [3, 4] for p in range(3)}
     plan = write_plan(tmp_path / "plan.json", topic, target)
@@ -142,12 +180,12 @@ def test_sigterm_reverts_the_step_restores_throttles_and_the_rerun_resumes(clust
     try:
         assert wait_until(lambda: port.list_reassignments([TopicPartition(topic, p) for p in range(3)]), timeout=60)
         time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == 143, stdout + stderr
-    assert "Batched reassignment interrupted (interrupted by SIGTERM)" in stdout
+    assert proc.returncode == 128 + signum, stdout + stderr
+    assert f"Batched reassignment interrupted (interrupted by {signum.name})" in stdout
     assert port.list_reassignments() == {}
     assert throttles(port, [topic]) == {}
     assert json.loads((tmp_path / "j.json").read_text())["status"] == "interrupted"
