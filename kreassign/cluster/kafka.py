@@ -29,12 +29,14 @@ from typing import Any, TypeVar
 from kreassign.cluster.client_config import ClientConfig
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import (
+    TRANSIENT_JAVA_EXCEPTIONS,
     AuthorizationError,
     ClusterError,
     ClusterTimeoutError,
     CommandError,
     ConfigError,
     KreassignError,
+    TransientClusterError,
     UnknownTopicOrPartitionError,
 )
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
@@ -109,6 +111,8 @@ def error_for(java: JavaException) -> ClusterError:
         return UnknownTopicOrPartitionError(text)
     if java.class_name == TIMEOUT_EXCEPTION:
         return ClusterTimeoutError(text)
+    if java.class_name.removeprefix(ERRORS_PACKAGE) in TRANSIENT_JAVA_EXCEPTIONS:
+        return TransientClusterError(text)
     return ClusterError(text)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kreassign.cluster.port import ClusterPort
-from kreassign.errors import CommandError
+from kreassign.errors import CommandError, KreassignError, is_transient
 from kreassign.execution.journal import Journal, JournalState
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.model import PartitionInfo, TopicPartition, TopicPartitionReplica
@@ -50,6 +50,10 @@ class Reporter(Protocol):
     def event(self, message: str) -> None: ...
 
     def progress(self, progress: Progress) -> None: ...
+
+
+class StalledError(CommandError):
+    """The run cannot make progress (a broker it needs is away, the cluster keeps failing) for too long."""
 
 
 class Interrupted(Exception):
@@ -109,10 +113,12 @@ class BatchedExecutor:
         *,
         allow_replication_factor_change: bool = True,
         poll_interval: float = 1.0,
+        stall_timeout: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.port = port
+        self.stall_timeout = stall_timeout
         self.journal = journal
         self.state = state
         self.limits = limits
@@ -132,7 +138,9 @@ class BatchedExecutor:
         self._last_sample: tuple[float, int] | None = None
         self._started = clock()
         self._waiting_notes: dict[TopicPartition, str] = {}
-        self._partial: dict[TopicPartition, int] = {}  # bytes copied so far by the steps in flight
+        self._partial: dict[TopicPartition, int] = {}
+        self._offline_since: dict[int, float] = {}
+        self._failing_since: float | None = None  # bytes copied so far by the steps in flight
         self.cleanup_problems: list[str] = []
 
     # ---------------------------------------------------------------- the run
@@ -145,14 +153,21 @@ class BatchedExecutor:
                 if request == "cancel":
                     status, message = "cancelled", "cancelled by --cancel"
                     break
-                info, active, live = self._observe()
-                self._finish_steps(info, active)
-                if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
-                    status = "completed" if not self.failures else "failed"
-                    break
-                self._start_steps(info, active, live)
-                self._save()
-                self.reporter.progress(self._progress(info))
+                try:
+                    info, active, live = self._observe()
+                    self._finish_steps(info, active)
+                    if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
+                        status = "completed" if not self.failures else "failed"
+                        break
+                    self._check_offline(live)
+                    self._start_steps(info, active, live)
+                    self._save()
+                    self.reporter.progress(self._progress(info))
+                    self._failing_since = None
+                except KreassignError as exc:
+                    if not is_transient(exc):
+                        raise
+                    self._wait_out(exc)
                 self.sleep(self.poll_interval)
         except Interrupted as exc:
             status, message = "interrupted", f"interrupted by {exc}"
@@ -174,6 +189,8 @@ class BatchedExecutor:
         )
 
     def _start(self) -> None:
+        # a previous run of this plan may have died with its throttles set: restore from what is there now
+        self.throttles.adopt_current()
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
         self.throttles.set_rates(brokers, self.state.throttle, self.state.log_dir_throttle)
@@ -189,6 +206,33 @@ class BatchedExecutor:
         if self.moving:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
         self.throttles.throttle_moving(m.step for m in self.moving.values())
+
+    def _wait_out(self, exc: KreassignError) -> None:
+        """The cluster failed a call in a way Kafka calls retriable (controller moving, broker down ...)."""
+        now = self.clock()
+        if self._failing_since is None:
+            self._failing_since = now
+            self.reporter.event(f"The cluster did not answer ({exc.message}); retrying")
+        elif now - self._failing_since > self.stall_timeout:
+            raise StalledError(
+                f"the cluster has been failing for {now - self._failing_since:.0f} s (last: {exc.message})"
+            ) from None
+
+    def _check_offline(self, live: set[int]) -> None:
+        """Brokers the unfinished steps need: report those offline, stop when one stays away too long."""
+        now = self.clock()
+        needed = {b for tp, final in self.state.target.items() if tp not in self.done for b in final}
+        needed |= {b for m in self.moving.values() for b in m.step.target}
+        for broker in sorted(needed):
+            if broker in live:
+                if self._offline_since.pop(broker, None) is not None:
+                    self.reporter.event(f"Broker {broker} is back")
+                continue
+            if broker not in self._offline_since:
+                self._offline_since[broker] = now
+                self.reporter.event(f"Broker {broker} is offline; steps that need it wait")
+            elif now - self._offline_since[broker] > self.stall_timeout:
+                raise StalledError(f"broker {broker} has been offline for {now - self._offline_since[broker]:.0f} s")
 
     def _measure_sizes(self) -> None:
         replicas = {b for r in self.state.original.values() for b in r}
@@ -323,10 +367,14 @@ class BatchedExecutor:
         self._save()  # the journal knows about a step before the cluster does
         errors = self.port.alter_reassignments({s.partition: s.target for s in chosen}, self.allow_rf_change)
         for step in chosen:
-            if step.partition in errors:
-                self._fail(step.partition, f"step to {list(step.target)} was refused: {errors[step.partition]}")
-            else:
+            error = errors.get(step.partition)
+            if error is None:
                 self.reporter.event(f"Started {step.describe()}")
+            elif is_transient(error):
+                self._forget(step.partition)
+                self.reporter.event(f"{step.partition}: step to {list(step.target)} not accepted yet ({error})")
+            else:
+                self._fail(step.partition, f"step to {list(step.target)} was refused: {error}")
         if errors:
             self.throttles.throttle_moving(m.step for m in self.moving.values())
 
@@ -368,7 +416,12 @@ class BatchedExecutor:
             elif tp in info and tp not in self.failures:
                 remaining += len(plan_partition(tp, info[tp].replicas, final, self.limits.replicas))
         steps_total = sum(self.state.steps_done.values()) + remaining
-        notes = list(self._waiting_notes.values())[:3]
+        notes = [
+            f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self._offline_since))))} (offline)"
+            for tp, m in self.moving.items()
+            if set(m.step.target) & set(self._offline_since)
+        ][:3]
+        notes += list(self._waiting_notes.values())[:3]
         notes += [f"{tp}: {reason}" for tp, reason in list(self.failures.items())[:3]]
         total = len(self.state.target)
         return Progress(

@@ -71,6 +71,19 @@ class ThrottleLifecycle:
         self.port.incremental_alter_configs({_resource(kind, name): ops})
         self.applied[(kind, name)] = {**current, **values}
 
+    def adopt_current(self) -> None:
+        """Read the throttle configs of every recorded resource as they are now, so that whatever differs
+        from the record (left by a run that died, for example) is restored at the end."""
+        resources = [_resource(kind, name) for kind, names in self.recorded.items() for name in names]
+        described = self.port.describe_configs(resources) if resources else {}
+        for resource in resources:
+            kind = _KIND[resource.type]
+            now = described.get(resource, {})
+            names = TOPIC_LEVEL_THROTTLES if kind == "topic" else _BROKER_RATES
+            current = {config: now.get(config) for config in names}
+            if current != self.recorded[kind][resource.name]:
+                self.applied[(kind, resource.name)] = current
+
     def set_rates(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> None:
         """Broker rates for the run (-1: leave that rate alone)."""
         for broker in sorted(set(brokers)):
@@ -138,12 +151,7 @@ class ThrottleLifecycle:
 def restore_recorded(port: ClusterPort, recorded: Recorded) -> None:
     """After a crash: put back the recorded value of every throttle config of the recorded resources."""
     lifecycle = ThrottleLifecycle(port, recorded)
-    for kind, resources in recorded.items():
-        described = port.describe_configs([_resource(kind, name) for name in resources])
-        for name in resources:
-            now = described.get(_resource(kind, name), {})
-            names = TOPIC_LEVEL_THROTTLES if kind == "topic" else _BROKER_RATES
-            lifecycle.applied[(kind, name)] = {config: now.get(config) for config in names}
+    lifecycle.adopt_current()
     lifecycle.restore()
 
 
