@@ -31,12 +31,15 @@ def read_progress(
     port: ClusterPort,
     plan: ReassignmentPlan,
     *,
-    interval_s: float = DEFAULT_INTERVAL_S,
+    interval_s: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], object] = time.sleep,
 ) -> ProgressReport:
     """Metadata once, then one sample of log end offsets and sizes; if a replica is behind and
-    ``interval_s`` > 0, a second sample ``interval_s`` later gives rates and ETAs."""
+    ``interval_s`` (default ``DEFAULT_INTERVAL_S``) > 0, a second sample that much later gives rates
+    and ETAs."""
+    if interval_s is None:
+        interval_s = DEFAULT_INTERVAL_S
     targets = list(plan.partitions)
     live = {b.id for b in port.describe_brokers()}
     wanted = list(dict.fromkeys(tp for tp, _ in targets))

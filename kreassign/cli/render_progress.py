@@ -21,6 +21,7 @@ from kreassign.planning.progress import (
 
 JSON_VERSION = 1
 HEADERS = ("Topic", "Partition", "Broker", "Status", "Bytes behind", "Rate (B/s)", "ETA")
+RICH_HEADERS = ("Topic", "Partition", "Broker", "Status", "Behind", "Rate", "ETA")
 
 
 def format_eta(seconds: float | None) -> str:
@@ -105,7 +106,7 @@ def render_progress_rich(report: ProgressReport, width: int | None = None, color
     from rich.text import Text
 
     styles = {IN_SYNC: "green", BEHIND: "yellow"}
-    table = Table(*HEADERS, title="Reassignment progress", title_justify="left")
+    table = Table(*RICH_HEADERS, title="Reassignment progress", title_justify="left")
     for column in table.columns[1:3] + table.columns[4:]:
         column.justify = "right"
     for partition in report.partitions:

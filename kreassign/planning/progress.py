@@ -135,6 +135,10 @@ def _rate(first: Mapping[TopicPartitionReplica, int], second: Mapping[TopicParti
     return (second[key] - first[key]) / dt
 
 
+def _gap(leader: int | None, replica: int | None) -> int | None:
+    return None if leader is None or replica is None else max(leader - replica, 0)
+
+
 def _replica_row(
     tp: TopicPartition,
     broker: int,
@@ -155,8 +159,12 @@ def _replica_row(
     leader_leo = last.log_end_offsets.get(leader) if leader else None
     size = last.sizes.get(replica)
     leader_size = last.sizes.get(leader) if leader else None
-    messages = None if leader_leo is None else max(leader_leo - (leo or 0), 0)
-    behind_bytes = None if leader_size is None else max(leader_size - (size or 0), 0)
+    if leo is None and size is None:  # no log on the broker yet: everything is still to copy
+        leo_or_zero, size_or_zero = 0, 0
+    else:
+        leo_or_zero, size_or_zero = leo, size
+    messages = _gap(leader_leo, leo_or_zero)
+    behind_bytes = _gap(leader_size, size_or_zero)
     if broker in info.isr:
         return ReplicaProgress(
             **base, status=IN_SYNC, log_end_offset=leo, messages_behind=messages, bytes_behind=behind_bytes
