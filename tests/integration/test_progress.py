@@ -8,46 +8,17 @@ a smaller offset than its leader.
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Callable, Iterator
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
-from kreassign.cluster.kafka import KafkaCluster
 from kreassign.cluster.port import ConfigResource, ResourceType
-from kreassign.devcluster.topics import create_topic
 from kreassign.model import TopicPartition, TopicPartitionReplica
 from tests.integration.differential import Outcome, run_ours
-from tests.integration.test_kafka_adapter import wait_until
+from tests.integration.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
-
-
-@pytest.fixture(scope="module")
-def adapter(kafka_cluster) -> Iterator[KafkaCluster]:
-    cluster = KafkaCluster(kafka_cluster.bootstrap_servers)
-    yield cluster
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
-def new_topic(kafka_cluster) -> Iterator[Callable[..., str]]:
-    created: list[str] = []
-
-    def create(layout: list[list[int]], messages: int = 0, size: int = 100) -> str:
-        name = f"progress-{uuid.uuid4().hex[:10]}"
-        create_topic(kafka_cluster.bootstrap_servers, name, layout, messages=messages, size=size)
-        created.append(name)
-        return name
-
-    yield create
-    if created:
-        admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap_servers})
-        for future in admin.delete_topics(created, operation_timeout=30).values():
-            future.result(timeout=60)
 
 
 def R(topic: str, partition: int, broker: int) -> TopicPartitionReplica:
@@ -55,8 +26,8 @@ def R(topic: str, partition: int, broker: int) -> TopicPartitionReplica:
 
 
 # ------------------------------------------------------------------------------ adapter
-def test_log_end_offsets_of_leaders_and_followers(adapter, new_topic) -> None:
-    topic = new_topic([[1, 2], [2, 3]], messages=40)
+def test_log_end_offsets_of_leaders_and_followers(adapter, topics) -> None:
+    topic = topics([[1, 2], [2, 3]], messages=40)
     asked = [R(topic, 0, 1), R(topic, 0, 2), R(topic, 1, 2), R(topic, 1, 3)]
     not_hosted, unknown_topic, unknown_broker = R(topic, 0, 3), R("no-such-topic", 0, 1), R(topic, 0, 99)
     ends = wait_until(lambda: (e := adapter.replica_log_end_offsets(asked)) and len(e) == 4 and e)
@@ -65,8 +36,8 @@ def test_log_end_offsets_of_leaders_and_followers(adapter, new_topic) -> None:
     assert adapter.replica_log_end_offsets([]) == {}
 
 
-def test_replica_sizes_one_request_per_broker(adapter, new_topic) -> None:
-    topic = new_topic([[1, 2], [2, 3]], messages=40, size=1000)
+def test_replica_sizes_one_request_per_broker(adapter, topics) -> None:
+    topic = topics([[1, 2], [2, 3]], messages=40, size=1000)
     sent: list[int] = []
     original = adapter._send_to_broker
 
@@ -100,11 +71,11 @@ def write_plan(path, moves: list[tuple[str, int, list[int]]]) -> str:
     return str(path)
 
 
-def test_throttled_move_is_behind_then_in_sync(kafka_cluster, adapter, new_topic, tmp_path) -> None:
+def test_throttled_move_is_behind_then_in_sync(kafka_cluster, adapter, topics, tmp_path) -> None:
     """4 MB on (1, 2) moved to (3, 2) at 10 kB/s: broker 3 copies one fetch (about 1 MB) and then
     waits on the throttle, so it stays behind until the throttle is raised."""
     bootstrap = kafka_cluster.bootstrap_servers
-    topic = new_topic([[1, 2]], messages=4000, size=1000)
+    topic = topics([[1, 2]], messages=4000, size=1000)
     plan = write_plan(tmp_path / "plan.json", [(topic, 0, [3, 2])])
     moved = R(topic, 0, 3)
     try:
