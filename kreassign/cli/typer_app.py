@@ -26,8 +26,9 @@ def _help(name: str) -> str:
 
 @app.command(
     help="Move topic partitions between brokers and log directories. Exactly one action: --generate, "
-    "--execute, --verify, --cancel or --list. Same options, JSON files, output and exit codes as Apache "
-    "Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise)."
+    "--execute, --verify, --cancel or --list, or kreassign's --progress. Same options, JSON files, output and "
+    "exit codes as Apache Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise; "
+    "--fail-if-incomplete adds 2 and 3)."
 )
 def kreassign(
     # actions
