@@ -129,7 +129,12 @@ def classify_urp(info: PartitionInfo, reassignment: PartitionReassignment | None
     return URP_REASSIGNING if all(b in adding for b in missing) else URP_UNDER_REPLICATED
 
 
-def _rate(first: Mapping[TopicPartitionReplica, int], second: Mapping[TopicPartitionReplica, int], key, dt):
+def _rate(
+    first: Mapping[TopicPartitionReplica, int],
+    second: Mapping[TopicPartitionReplica, int],
+    key: TopicPartitionReplica,
+    dt: float | None,
+) -> float | None:
     if dt is None or dt <= 0 or key not in first or key not in second:
         return None
     return (second[key] - first[key]) / dt
@@ -159,16 +164,18 @@ def _replica_row(
     leader_leo = last.log_end_offsets.get(leader) if leader else None
     size = last.sizes.get(replica)
     leader_size = last.sizes.get(leader) if leader else None
-    if leo is None and size is None:  # no log on the broker yet: everything is still to copy
-        leo_or_zero, size_or_zero = 0, 0
-    else:
-        leo_or_zero, size_or_zero = leo, size
-    messages = _gap(leader_leo, leo_or_zero)
-    behind_bytes = _gap(leader_size, size_or_zero)
     if broker in info.isr:
         return ReplicaProgress(
-            **base, status=IN_SYNC, log_end_offset=leo, messages_behind=messages, bytes_behind=behind_bytes
+            **base,
+            status=IN_SYNC,
+            log_end_offset=leo,
+            messages_behind=_gap(leader_leo, leo),
+            bytes_behind=_gap(leader_size, size),
         )
+    if leo is None and size is None:  # out of the ISR with no log on its broker yet: all still to copy
+        messages, behind_bytes = _gap(leader_leo, 0), _gap(leader_size, 0)
+    else:
+        messages, behind_bytes = _gap(leader_leo, leo), _gap(leader_size, size)
     rate = eta = None
     if first is not None:
         rate = _rate(first.sizes, last.sizes, replica, dt)

@@ -109,6 +109,14 @@ STATUS_CASES = [
         [(1, IN_SYNC, 0, None), (2, BEHIND, 0, None)],
     ),
     (
+        "in-sync-replica-its-broker-did-not-answer-for",
+        [(T("t", 0), (1, 2))],
+        {"t": [PartitionInfo(0, (1, 2), (1, 2), 1)]},
+        {},
+        ({R(0, 1): 100}, {R(0, 1): 5000}),
+        [(1, IN_SYNC, 0, 0), (2, IN_SYNC, None, None)],
+    ),
+    (
         "offline-leader",
         [(T("t", 0), (1, 2))],
         {"t": [PartitionInfo(0, (1, 2), (2,), None)]},
