@@ -32,6 +32,7 @@ class BatchedOptions:
     allow_replication_factor_change: bool = True
     journal_path: str | None = None
     poll_interval: float = 1.0
+    stall_timeout: float = 300.0
     dry_run: bool = False
     output: str = "text"
 
@@ -154,6 +155,7 @@ def execute_batched(
             reporter,
             allow_replication_factor_change=options.allow_replication_factor_change,
             poll_interval=options.poll_interval,
+            stall_timeout=options.stall_timeout,
             clock=clock,
             sleep=sleep,
         )

@@ -17,6 +17,10 @@ from kreassign.errors import CommandError, KreassignError, TerseError, UsageErro
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+# --fail-if-incomplete (--verify, --progress): opt-in statuses for scripts, instead of grepping stdout.
+EXIT_IN_PROGRESS = 2  # moves still running, or a replica behind
+EXIT_NOT_AT_TARGET = 3  # a partition neither moving nor at its target (unknown topic/partition/broker too)
+OUTCOME_EXIT_CODES = {"complete": EXIT_OK, "in_progress": EXIT_IN_PROGRESS, "not_at_target": EXIT_NOT_AT_TARGET}
 
 
 def _stdout(text: str) -> None:
@@ -94,16 +98,34 @@ def open_cluster(args: ParsedArgs):
 
 def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) -> int:
     """Reads inputs in the order the Apache tool's handleAction does, so the first error matches.
-    Returns the exit status."""
+    Returns the exit status (0 unless ``--fail-if-incomplete`` asks for 2 or 3, or a batched run ends
+    otherwise than completed)."""
     from kreassign import formats
     from kreassign.actions.common import read_input_file
 
+    json_output = args.has("output") and args.value("output") == "json"
     if action == "verify":
         from kreassign.actions.verify import verify_assignment
+        from kreassign.planning.progress import verify_outcome
 
         text = read_input_file(args.value("reassignment-json-file"))
         plan = formats.parse_reassignment_json(text)
-        verify_assignment(port, plan, args.has("preserve-throttles"), out)
+        preserve = args.has("preserve-throttles")
+        result = verify_assignment(port, plan, preserve, _discard if json_output else out)
+        outcome = verify_outcome(result.partitions, result.moves)
+        if json_output:
+            from kreassign.cli.render_progress import render_verify_json
+
+            out(render_verify_json(result, outcome, preserve))
+        return _outcome_status(outcome, args)
+    elif action == "progress":
+        from kreassign.actions.progress import read_progress
+
+        text = read_input_file(args.value("reassignment-json-file"))
+        plan = formats.parse_reassignment_json(text)
+        report = read_progress(port, plan)
+        out(render_progress(report, json_output, terminal=out is _stdout and sys.stdout.isatty()))
+        return _outcome_status(report.outcome, args)
     elif action == "generate":
         from kreassign.actions.generate import generate_assignment
 
@@ -187,6 +209,7 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
         allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
         journal_path=args.value("journal-file"),
         poll_interval=(poll_ms or 1000) / 1000.0,
+        stall_timeout=(_positive(args, "stall-timeout-ms") or 300000) / 1000.0,
         dry_run=args.has("dry-run"),
         output=args.value("output") or "text",
     )
@@ -201,3 +224,24 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
     if outcome.status == "interrupted":
         return 128 + (signal.SIGTERM if "SIGTERM" in outcome.message else signal.SIGINT)
     return _EXIT_BY_OUTCOME.get(outcome.status, EXIT_ERROR)
+
+
+def _discard(text: str) -> None:
+    """Where the Apache text goes when ``--output json`` replaces it."""
+
+
+def _outcome_status(outcome: str, args: ParsedArgs) -> int:
+    return OUTCOME_EXIT_CODES[outcome] if args.has("fail-if-incomplete") else EXIT_OK
+
+
+def render_progress(report, json_output: bool, terminal: bool) -> str:
+    """JSON with ``--output json``; rich on a terminal; else a plain tabulate table."""
+    from kreassign.cli import render_progress as render
+
+    if json_output:
+        return render.render_progress_json(report)
+    if terminal:
+        import shutil
+
+        return render.render_progress_rich(report, width=shutil.get_terminal_size().columns)
+    return render.render_progress_table(report)

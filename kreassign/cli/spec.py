@@ -215,6 +215,16 @@ _SPECS = (
         apache=False,
     ),
     OptionSpec(
+        "stall-timeout-ms",
+        Arity.REQUIRED,
+        int,
+        300000,
+        help="kreassign: a batched --execute stops (throttles restored, journal kept for a resume) when a broker "
+        "its steps need stays offline, or the cluster keeps failing, for this long.",
+        metavar="MS",
+        apache=False,
+    ),
+    OptionSpec(
         "output",
         Arity.REQUIRED,
         default="text",
@@ -265,7 +275,14 @@ def permitted_args(action: str, uses_bootstrap_server: bool) -> tuple[str, ...]:
     return apache + EXTENSIONS_PER_ACTION.get(action, ())
 
 
-_BATCHED = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "dry-run", "poll-interval-ms")
+_BATCHED = (
+    "max-partition-movements",
+    "max-replica-movements",
+    "max-leader-movements",
+    "dry-run",
+    "poll-interval-ms",
+    "stall-timeout-ms",
+)
 
 EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
     "generate": ("seed", "output"),

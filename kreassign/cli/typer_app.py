@@ -26,8 +26,9 @@ def _help(name: str) -> str:
 
 @app.command(
     help="Move topic partitions between brokers and log directories. Exactly one action: --generate, "
-    "--execute, --verify, --cancel or --list. Same options, JSON files, output and exit codes as Apache "
-    "Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise)."
+    "--execute, --verify, --cancel or --list, or kreassign's --progress. Same options, JSON files, output and "
+    "exit codes as Apache Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise; "
+    "--fail-if-incomplete adds 2 and 3)."
 )
 def kreassign(
     # actions
@@ -123,6 +124,12 @@ def kreassign(
             "--poll-interval-ms", help=_help("poll-interval-ms"), metavar="MS", rich_help_panel="kreassign extensions"
         ),
     ] = 1000,
+    stall_timeout_ms: Annotated[
+        int,
+        typer.Option(
+            "--stall-timeout-ms", help=_help("stall-timeout-ms"), metavar="MS", rich_help_panel="kreassign extensions"
+        ),
+    ] = 300000,
     output: Annotated[
         str, typer.Option("--output", help=_help("output"), metavar="text|json", rich_help_panel="kreassign extensions")
     ] = "text",

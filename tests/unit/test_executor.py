@@ -11,8 +11,8 @@ import pytest
 from kreassign.actions.batched import BatchedOptions, cancel_batched, execute_batched
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
-from kreassign.errors import ClusterError, CommandError, TerseError
-from kreassign.execution.executor import Interrupted, Progress
+from kreassign.errors import ClusterError, ClusterTimeoutError, CommandError, TerseError, TransientClusterError
+from kreassign.execution.executor import Interrupted, Progress, StalledError
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
@@ -384,3 +384,69 @@ def test_a_second_run_while_the_first_holds_the_lock_hands_over_the_throttle(tmp
         assert Journal(tmp_path / "j.json").read_control() == {"throttle": 5}
     finally:
         journal.unlock()
+
+
+def test_a_broker_that_never_comes_back_ends_the_run_with_throttles_restored(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+
+    def outage(n):
+        if n == 1:
+            sim.stop_broker(3)
+
+    recorder = Recorder(outage)
+    with pytest.raises(StalledError, match=r"broker 3 has been offline for 3[0-9] s"):
+        run(sim, {tp(0): (0, 3), tp(1): (0, 3)}, tmp_path, limits, reporter=recorder, throttle=MB, stall_timeout=30)
+    assert "Broker 3 is offline; steps that need it wait" in recorder.events
+    assert any("t-0 waits for broker 3 (offline)" in n for p in recorder.snapshots for n in p.notes)
+    assert sim.configs == {} and sim.list_reassignments() == {}
+    journal = Journal(tmp_path / "j.json").load()
+    assert journal.status == "failed" and "offline" in journal.message
+    sim.start_broker(3)
+    outcome, out = run(sim, {tp(0): (0, 3), tp(1): (0, 3)}, tmp_path, limits, throttle=MB)
+    assert outcome.status == "completed" and "Resuming" in out
+
+
+def test_transient_cluster_errors_are_waited_out(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=5 * MB)
+    flaky = TransientClusterError("org.apache.kafka.common.errors.NotControllerException: moving")
+
+    def fail(n):
+        if n in (2, 3):
+            sim.fail_next["list_reassignments"] = flaky
+
+    recorder = Recorder(fail)
+    outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert any(
+        e.startswith("The cluster did not answer (org.apache.kafka.common.errors.NotControllerException")
+        for e in recorder.events
+    )
+
+
+def test_cluster_failing_for_longer_than_the_stall_timeout_ends_the_run(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=50 * MB)
+
+    class Down(Watched):
+        down = False
+
+        def list_reassignments(self, partitions=None):
+            if self.down:
+                raise ClusterTimeoutError("org.apache.kafka.common.errors.TimeoutException: no answer")
+            return super().list_reassignments(partitions)
+
+    sim.__class__ = Down
+
+    def fail(n):
+        if n == 2:
+            sim.down = True
+
+    with pytest.raises(StalledError, match="the cluster has been failing for"):
+        run(sim, {tp(0): (2, 3)}, tmp_path, limits, reporter=Recorder(fail), stall_timeout=20)
+    sim.down = False
+    assert sim.configs == {}
