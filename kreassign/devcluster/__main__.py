@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +32,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     base = Path(args.dir)
     if (base / "cluster.json").exists():
         stop_from_state(base)
+    # every start is a fresh cluster: data of a stopped one would carry another cluster id
+    shutil.rmtree(base / "run", ignore_errors=True)
     cluster = LocalKafkaCluster(
         base / "run",
         brokers=args.brokers,

@@ -10,6 +10,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from kreassign.devcluster.jars import (
     BROKER_LOG4J,
+    TOOLS_LOG4J,
     HarnessError,
     classpath,
     pinned_kafka_version,
@@ -355,6 +357,22 @@ class LocalKafkaCluster:
                 time.sleep(0.2)
             else:
                 raise HarnessError(f"node {node_id} did not restart in {timeout}s:\n{self.log_tail(node_id, 40)}")
+
+    def active_controller(self) -> int:
+        """The id of the KRaft quorum leader (Kafka's kafka-metadata-quorum describe --status)."""
+        cmd = self._java(
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            "--bootstrap-controller",
+            self.bootstrap_controllers,
+            "describe",
+            "--status",
+            log4j=TOOLS_LOG4J,
+        )
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+        match = re.search(r"^LeaderId:\s+(\d+)", out, flags=re.M)
+        if match is None:
+            raise HarnessError(f"no LeaderId in kafka-metadata-quorum output:\n{out}")
+        return int(match.group(1))
 
     def stop(self) -> None:
         """Stop every node this object started: brokers first, then controllers."""

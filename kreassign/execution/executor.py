@@ -55,6 +55,12 @@ class Reporter(Protocol):
 class StalledError(CommandError):
     """The run cannot make progress (a broker it needs is away, the cluster keeps failing) for too long."""
 
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"{what} (--stall-timeout-ms); stopped the batched reassignment, reverted its steps in flight and "
+            "restored throttles. Run the same command again to resume"
+        )
+
 
 class Interrupted(Exception):
     """SIGINT or SIGTERM arrived; the run stops and cleans up."""
@@ -95,11 +101,16 @@ class Outcome:
     message: str = ""
 
 
+METADATA_LAG_S = 30.0
+"""How long a finished step may still look unfinished in broker metadata before it is planned again."""
+
+
 @dataclass
 class _Moving:
     step: Step
     since: float
     electing: bool = False
+    lagging_since: float | None = None
 
 
 class BatchedExecutor:
@@ -140,6 +151,7 @@ class BatchedExecutor:
         self._waiting_notes: dict[TopicPartition, str] = {}
         self._partial: dict[TopicPartition, int] = {}
         self._offline_since: dict[int, float] = {}
+        self._live: set[int] = set()
         self._failing_since: float | None = None  # bytes copied so far by the steps in flight
         self.cleanup_problems: list[str] = []
 
@@ -237,7 +249,8 @@ class BatchedExecutor:
     def _measure_sizes(self) -> None:
         replicas = {b for r in self.state.original.values() for b in r}
         try:
-            sizes = self.port.replica_sizes(sorted(replicas))
+            live = {b.id for b in self.port.describe_brokers()}
+            sizes = self.port.replica_sizes(sorted(replicas & live))
         except Exception as exc:  # sizes only feed the display; the move goes on without them
             self.reporter.event(f"Replica sizes unavailable ({exc}); progress is shown in steps only")
             return
@@ -281,6 +294,7 @@ class BatchedExecutor:
                 info[TopicPartition(topic, p.partition)] = p
         active = self.port.list_reassignments(list(self.state.target))
         live = {b.id for b in self.port.describe_brokers()}
+        self._live = live
         return info, active, live
 
     # ---------------------------------------------------------------- steps
@@ -297,6 +311,12 @@ class BatchedExecutor:
                     self._fail(tp, f"someone else changed its reassignment (now to {list(running.replicas)})")
                 continue
             if tuple(current.replicas) != step.target:
+                union = set(step.source) | set(step.target)
+                if set(current.replicas) == union and set(current.replicas) != set(step.source):
+                    # the controller has finished the step, the metadata of the broker we asked has not yet
+                    moving.lagging_since = moving.lagging_since or self.clock()
+                    if self.clock() - moving.lagging_since < METADATA_LAG_S:
+                        continue
                 # cancelled or overridden from outside: plan again from where it is
                 self.reporter.event(
                     f"{tp}: step to {list(step.target)} did not complete (replicas are {list(current.replicas)}); re-planning"
@@ -391,9 +411,10 @@ class BatchedExecutor:
                 TopicPartitionReplica(tp.topic, tp.partition, b) for tp, m in self.moving.items() for b in m.step.adding
             ]
             self._partial = {}
-            if adding:
+            brokers = sorted({r.broker_id for r in adding} & self._live)  # a stopped broker would not answer
+            if brokers:
                 try:
-                    sizes = self.port.replica_sizes(sorted({r.broker_id for r in adding}))
+                    sizes = self.port.replica_sizes(brokers)
                 except Exception:  # display only
                     sizes = {}
                 for replica in adding:

@@ -450,3 +450,32 @@ def test_cluster_failing_for_longer_than_the_stall_timeout_ends_the_run(tmp_path
         run(sim, {tp(0): (2, 3)}, tmp_path, limits, reporter=Recorder(fail), stall_timeout=20)
     sim.down = False
     assert sim.configs == {}
+
+
+def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_step(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=5 * MB)
+
+    class Lagging(Watched):
+        def describe_topics(self, topics):
+            described = super().describe_topics(topics)
+            for p in list(self.stale):  # report the replicas of the finished step's reassignment twice more
+                infos = described["t"]
+                info = infos[p]
+                infos[p] = type(info)(info.partition, self.stale[p][0], info.isr, info.leader)
+                self.stale[p][1] -= 1
+                if self.stale[p][1] == 0:
+                    del self.stale[p]
+            return described
+
+        def _complete(self, part):
+            union = tuple(dict.fromkeys([*part.target, *part.replicas]))
+            super()._complete(part)
+            self.stale[0] = [union, 2]
+
+    sim.__class__ = Lagging
+    sim.stale = {}
+    outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
