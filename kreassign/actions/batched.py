@@ -119,7 +119,8 @@ def execute_batched(
             out(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
         else:
             topics = {tp.topic for tp in targets}
-            brokers = {b for r in targets.values() for b in r} | {b for r in original.values() for b in r}
+            # an offline broker's configs cannot be read (nor changed): it is left alone
+            brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
             state = JournalState(
                 plan_id=plan_id(targets),
                 status="running",
@@ -304,7 +305,11 @@ def cancel_batched(
                 reverted = [tp for tp in ours if tp not in errors]
                 for tp in sorted(errors):
                     out(f"Could not cancel the step of {tp}: {errors[tp]}\n")
-            restore_recorded(port, state.recorded_throttles)
+            pending = restore_recorded(port, state.recorded_throttles)
+            if pending:
+                out(
+                    f"Broker(s) {','.join(pending)} are offline: run --cancel again when they are back to restore their throttle rates\n"
+                )
             state.in_flight = {}
             state.status, state.message = "cancelled", "cancelled by --cancel after the run had stopped"
             journal.save(state)
