@@ -209,12 +209,12 @@ def _journal_pid(journal: Journal) -> int | str:
         return "unknown"
 
 
-def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str | None = None) -> str:
+def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
     if output == "json":
         plan_document = {
             "version": 1,
             "kind": "batched-plan",
-            "rollback": json.loads(rollback) if rollback else None,
+            "rollback": json.loads(rollback),
             "limits": {"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
             "rounds": [
                 {
