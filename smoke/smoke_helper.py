@@ -1,7 +1,7 @@
 """Helper of smoke.sh: the few things kreassign does not do itself (create topics with data, describe
 replicas and throttle configs) and reading fields of kreassign's JSON output without jq.
 
-Needs confluent-kafka, which is installed with kreassign (run it with the Python that has kreassign).
+Run it with the Python that has kreassign installed (it uses kreassign's throttle names and confluent-kafka).
 """
 
 from __future__ import annotations
@@ -11,13 +11,9 @@ import json
 import sys
 import time
 
-THROTTLE_KEYS = (
-    "leader.replication.throttled.rate",
-    "follower.replication.throttled.rate",
-    "replica.alter.log.dirs.io.max.bytes.per.second",
-    "leader.replication.throttled.replicas",
-    "follower.replication.throttled.replicas",
-)
+from kreassign.planning.throttles import BROKER_LEVEL_THROTTLES, TOPIC_LEVEL_THROTTLES
+
+THROTTLE_KEYS = BROKER_LEVEL_THROTTLES + TOPIC_LEVEL_THROTTLES
 
 
 def admin(bootstrap: str):
