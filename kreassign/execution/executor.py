@@ -474,10 +474,20 @@ class BatchedExecutor:
                 data_moving = [tp for tp, m in self.moving.items() if not m.electing]
                 if data_moving:
                     errors = self.port.alter_reassignments({tp: None for tp in data_moving})
+                    # a step that finished since the last poll has nothing left to cancel
+                    finished = {
+                        tp
+                        for tp, e in errors.items()
+                        if "NoReassignmentInProgress" in e or "No partition reassignment is in progress" in e
+                    }
                     reverted = [tp for tp in data_moving if tp not in errors]
-                    for tp in reverted:
+                    for tp in [*reverted, *finished]:
                         self._forget(tp)
-                    problems += [f"could not cancel the step of {tp}: {errors[tp]}" for tp in sorted(errors)]
+                    problems += [
+                        f"could not cancel the step of {tp}: {errors[tp]}"
+                        for tp in sorted(errors)
+                        if tp not in finished
+                    ]
             except Exception as exc:
                 problems.append(f"could not cancel the steps in flight: {getattr(exc, 'message', exc)}")
         try:

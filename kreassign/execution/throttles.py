@@ -65,7 +65,11 @@ class ThrottleLifecycle:
     def __init__(self, port: ClusterPort, recorded: Recorded) -> None:
         self.port = port
         self.recorded = recorded
-        self.ours: dict[tuple[str, str], set[str]] = {}  # (topic, config) -> entries this run put there
+        self.ours: dict[tuple[str, str], set[str]] = {}  # (topic, config) -> entries this run wants there now
+        # every entry this run ever added: a broker can answer DescribeConfigs with a value older than our
+        # last write (metadata propagates asynchronously), and such an entry must not pass for someone else's
+        self.ours_ever: dict[tuple[str, str], set[str]] = {}
+        self.written: dict[tuple[str, str], str | None] = {}  # the value this run last wrote
         self.rates_set: set[str] = set()  # brokers whose rates this run changed
         self.pending: list[str] = []  # what restore() could not do (offline brokers)
 
@@ -82,7 +86,8 @@ class ThrottleLifecycle:
             for config in TOPIC_LEVEL_THROTTLES:
                 extra = _entries(now.get(config)) - _entries(self.recorded["topic"][topic].get(config))
                 if extra:
-                    self.ours[(topic, config)] = extra
+                    self.ours[(topic, config)] = set(extra)
+                    self.ours_ever[(topic, config)] = set(extra)
         for broker in brokers:
             now = described.get(_broker(broker), {})
             if any(now.get(c) != self.recorded["broker"][broker].get(c) for c in _BROKER_RATES):
@@ -122,24 +127,30 @@ class ThrottleLifecycle:
         topics = sorted({topic for topic, _ in keys})
         described = self.port.describe_configs([_topic(t) for t in topics])
         changes: dict[ConfigResource, list[ConfigOp]] = {}
+        writes: dict[tuple[str, str], str | None] = {}
         for topic, config in sorted(keys):
             current = described.get(_topic(topic), {}).get(config)
             recorded = self.recorded.get("topic", {}).get(topic, {}).get(config)
             if (current or "").strip() == "*" or (recorded or "").strip() == "*":
                 continue  # every replica of the topic is throttled already
-            ours_before = self.ours.get((topic, config), set())
-            others = _entries(current) - ours_before
+            ever = self.ours_ever.setdefault((topic, config), set())
+            others = _entries(current) - ever - self.ours.get((topic, config), set())
+            others |= _entries(recorded) & _entries(current)  # what was there before the run stays
             mine = wanted.get((topic, config), set()) - others
+            ever |= mine
             entries = others | mine
             if entries == _entries(recorded) and recorded is not None:
                 value: str | None = recorded  # back to the exact text that was there
             else:
                 value = ",".join(sorted(entries)) if entries else None
-            if value != current:
+            # compare with our own last write when there is one: the value read back may be older than it
+            if value != self.written.get((topic, config), current):
                 changes.setdefault(_topic(topic), []).append(_op(config, value))
+                writes[(topic, config)] = value
             self.ours[(topic, config)] = mine
         if changes:
             self.port.incremental_alter_configs(changes)
+            self.written.update(writes)
 
     def restore(self, offline: Iterable[int] = ()) -> None:
         """Take this run's entries out of the topic lists and put the recorded broker rates back. Brokers
