@@ -242,7 +242,7 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
 
     from kreassign.actions.batched import BatchedOptions, execute_batched
     from kreassign.cli.live import make_reporter
-    from kreassign.execution.executor import signals_interrupt
+    from kreassign.execution.executor import Interrupted, signals_interrupt
     from kreassign.planning.steps import Limits
 
     limits = Limits(
@@ -267,6 +267,10 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
     try:
         with signals_interrupt():
             outcome = execute_batched(port, plan, options, out, reporter, on_start=reporter.start)
+    except Interrupted as exc:  # before the executor started, or after it had finished and cleaned up
+        reporter.stop()
+        sys.stderr.write(f"Interrupted by {exc}.\n")
+        return 128 + exc.signum
     finally:
         reporter.stop()
     if outcome is None:

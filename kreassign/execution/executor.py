@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, is_transient
@@ -71,22 +71,46 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-@contextmanager
-def signals_interrupt() -> Iterator[None]:
-    """SIGINT/SIGTERM raise ``Interrupted`` once; later ones are ignored so that clean-up can finish."""
-    fired: list[int] = []
+class _Signals:
+    """What the SIGINT/SIGTERM handler does: raise ``Interrupted`` once, unless clean-up is running."""
 
-    def handler(signum: int, _frame: object) -> None:
-        if not fired:
-            fired.append(signum)
+    fired: ClassVar[list[int]] = []
+    deferring = 0
+
+    @classmethod
+    def handler(cls, signum: int, _frame: object) -> None:
+        if cls.fired:
+            return  # one interruption is enough: let the clean-up finish
+        cls.fired.append(signum)
+        if not cls.deferring:
             raise Interrupted(signum)
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGINT/SIGTERM raise ``Interrupted`` once; later ones, and any that come during clean-up
+    (``signals_deferred``), are only recorded so that the clean-up can finish."""
+    _Signals.fired = []
+    previous = {s: signal.signal(s, _Signals.handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Within this block a signal does not interrupt (it is recorded in ``signal_received()``)."""
+    _Signals.deferring += 1
+    try:
+        yield
+    finally:
+        _Signals.deferring -= 1
+
+
+def signal_received() -> int | None:
+    return _Signals.fired[0] if _Signals.fired else None
 
 
 @dataclass
@@ -188,7 +212,8 @@ class BatchedExecutor:
             status, message = "failed", str(getattr(exc, "message", None) or exc) or type(exc).__name__
             raise
         finally:
-            reverted = self._clean_up(status, message)
+            with signals_deferred():
+                reverted = self._clean_up(status, message)
         return Outcome(
             status,
             sum(self.state.steps_done.values()),
