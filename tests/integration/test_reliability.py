@@ -14,7 +14,7 @@ import time
 import pytest
 
 from kreassign.cluster.kafka import KafkaCluster
-from kreassign.cluster.port import ConfigResource, ResourceType
+from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.devcluster.cluster import LocalKafkaCluster
 from kreassign.devcluster.topics import count_messages, create_topic
 from kreassign.model import TopicPartition
@@ -22,6 +22,7 @@ from tests.integration.differential import run_apache, run_ours, wait_until
 from tests.integration.test_batched import batched, start, state, throttles, write_plan
 
 pytestmark = pytest.mark.integration
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +54,20 @@ def test_a_destination_broker_stopped_mid_run_stalls_the_run_which_finishes_when
 ):
     bootstrap = kafka_cluster5.bootstrap_servers
     topic = "fault-broker"
-    create_topic(bootstrap, topic, [[1, 2]] * 4, messages=4000, size=1000)
+    # 2 MB a partition at 100 KB/s: after Kafka's first burst (about 10 s worth of the rate) each copy
+    # still takes seconds, so broker 4 goes away while a step needs it
+    create_topic(bootstrap, topic, [[1, 2]] * 4, messages=8000, size=1000)
     target = {p: [1, 4] if p % 2 == 0 else [2, 3] for p in range(4)}
     plan = write_plan(tmp_path / "plan.json", topic, target)
     proc = start(
         batched(bootstrap, plan, tmp_path / "j.json", "--max-partition-movements", "2", "--throttle", "100000")
     )
     try:
-        assert wait_until(lambda: moving(port5, topic, 4), timeout=60)
+        assert wait_until(lambda: TopicPartition(topic, 0) in moving(port5, topic, 4), timeout=60, interval=0.1)
         kafka_cluster5.stop_node(4)
-        time.sleep(6)
+        # the cluster fences a stopped broker within seconds; the run sees it at its next poll
+        assert wait_until(lambda: 4 not in {b.id for b in port5.describe_brokers()}, timeout=60, interval=0.2)
+        time.sleep(3)
         assert proc.poll() is None, "the run must wait for the broker, not fail"
         kafka_cluster5.start_node(4)
         stdout, stderr = proc.communicate(timeout=240)
@@ -74,7 +79,7 @@ def test_a_destination_broker_stopped_mid_run_stalls_the_run_which_finishes_when
     assert "Broker 4 is back" in stderr
     assert at_target(port5, topic, target)
     assert throttles(port5, [topic]) == {}
-    assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 1000)
+    assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 2000)
 
 
 def test_a_broker_that_stays_away_ends_the_run_cleanly_and_the_journal_resumes_later(kafka_cluster5, port5, tmp_path):
@@ -170,52 +175,49 @@ def test_signals_at_21_seeded_moments_always_converge_and_leave_no_throttle(kafk
 
 
 def test_someone_elses_reassignments_are_left_alone_or_reported(kafka_cluster5, port5, tmp_path):
+    """An Apache-tool reassignment of another topic runs all along (throttled): our run, with --additional,
+    leaves it and its throttles alone. Mid-run, someone reassigns a partition of our plan (slowed by a
+    throttle of their own): our run reports it, leaves it alone, finishes the rest, exits 1."""
     bootstrap = kafka_cluster5.bootstrap_servers
     other, ours = "external-other", "external-ours"
     create_topic(bootstrap, other, [[1, 2]] * 2, messages=2000, size=1000)
-    create_topic(bootstrap, ours, [[3, 4]] * 3, messages=3000, size=1000)
+    create_topic(bootstrap, ours, [[3, 4]] * 3, messages=6000, size=1000)
     other_plan = write_plan(tmp_path / "other.json", other, {0: [1, 5], 1: [2, 5]})
     started = run_apache(
         ["--bootstrap-server", bootstrap, "--execute", "--reassignment-json-file", other_plan, "--throttle", "30000"]
     )
     assert started.code == 0, started.stdout
-    apache_throttles = throttles(port5, [other])
-    assert apache_throttles[f"topic:{other}"]
+    # their throttle for their own move of external-ours-2 to broker 5, set before our run
+    theirs = {ConfigResource(ResourceType.TOPIC, ours): [ConfigOp(FOLLOWER_REPLICAS, OpType.SET, "2:5")]}
+    port5.incremental_alter_configs(theirs)
+    before = throttles(port5, [other, ours])
+    idle = TopicPartition(ours, 2)
     try:
         our_target = {0: [3, 1], 1: [4, 2], 2: [3, 2]}
         our_plan = write_plan(tmp_path / "ours.json", ours, our_target)
         args = batched(
-            bootstrap, our_plan, tmp_path / "j.json", "--max-partition-movements", "1", "--throttle", "40000"
+            bootstrap, our_plan, tmp_path / "j.json", "--max-partition-movements", "1", "--throttle", "200000"
         )
         proc = start([*args, "--additional"])
         try:
-            # someone else moves a partition of our plan while we run
-            assert wait_until(lambda: moving(port5, ours, 3), timeout=60)
-            busy = next(iter(moving(port5, ours, 3)))
-            idle = TopicPartition(ours, 2 if busy.partition != 2 else 1)
-            port5.alter_reassignments({idle: [5, 4, 3]})
+            assert wait_until(lambda: TopicPartition(ours, 0) in moving(port5, ours, 3), timeout=60, interval=0.1)
+            assert port5.alter_reassignments({idle: [5, 4, 3]}) == {}
             stdout, stderr = proc.communicate(timeout=240)
         finally:
             proc.kill()
         assert proc.returncode == 1, stdout + stderr
-        assert f"{idle}: is being reassigned by someone else (to [5, 4, 3" in stdout or (
-            f"{idle}: someone else changed its reassignment" in stdout
-        ), stdout
-        done = {p: r for p, r in our_target.items() if p != idle.partition}
-        assert {p: s for p, s in state(port5, ours).items() if p in done} == {
-            p: (tuple(r), r[0]) for p, r in done.items()
-        }
-        # our clean-up left the other reassignment and its throttles as they were
-        now = throttles(port5, [other, ours])
-        assert now.get(f"topic:{other}") == apache_throttles[f"topic:{other}"]
-        for key, values in apache_throttles.items():
-            if key.startswith("broker:"):
-                assert now.get(key) == values, key
-        assert f"topic:{ours}" not in now
+        assert f"{idle}: is being reassigned by someone else (to [5, 4, 3])" in stdout
+        assert idle in port5.list_reassignments(), "their reassignment was left running"
+        assert {p: s for p, s in state(port5, ours).items() if p != 2} == {0: ((3, 1), 3), 1: ((4, 2), 4)}
+        # our clean-up left the other reassignments' throttles as they were
+        assert throttles(port5, [other, ours]) == before
     finally:
+        port5.alter_reassignments({idle: None})
         wait_until(lambda: not port5.list_reassignments(), timeout=180, interval=1)
         run_ours(["--bootstrap-server", bootstrap, "--verify", "--reassignment-json-file", other_plan])
+        port5.incremental_alter_configs(
+            {r: [ConfigOp(op.name, OpType.DELETE) for op in ops] for r, ops in theirs.items()}
+        )
     assert count_messages(bootstrap, other, 2) == {0: 1000, 1: 1000}
-    assert count_messages(bootstrap, ours, 3) == dict.fromkeys(range(3), 1000)
-    broker_rates = [ConfigResource(ResourceType.BROKER, str(b)) for b in range(1, 6)]
-    assert all(not v for v in port5.describe_configs(broker_rates).values())
+    assert count_messages(bootstrap, ours, 3) == dict.fromkeys(range(3), 2000)
+    assert throttles(port5, [other, ours]) == {}
