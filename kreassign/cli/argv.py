@@ -14,8 +14,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kreassign.cli.spec import ACTIONS, REQUIRED_ARGS, SPECS, Arity, OptionSpec, permitted_args
-from kreassign.errors import CommandError, UsageError
+from kreassign.cli.spec import (
+    ACTIONS,
+    REQUIRED_ARGS,
+    SPECS,
+    ZOOKEEPER_FORBIDDEN_OPTIONS,
+    ZOOKEEPER_PERMITTED_ARGS,
+    Arity,
+    OptionSpec,
+    permitted_args,
+)
+from kreassign.errors import CommandError, UsageError, ZooKeeperUsageError
 
 _JAVA_LONG = re.compile(r"[+-]?\d+")
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -141,6 +150,8 @@ def validate(argv: list[str]) -> Request:
     if len(actions) != 1:
         raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in ACTIONS))
     action = actions[0]
+    if parsed.has("zookeeper"):
+        return _validate_zookeeper(parsed, action)
     has_server, has_controller = parsed.has("bootstrap-server"), parsed.has("bootstrap-controller")
     if has_server and has_controller:
         raise UsageError("Please don't specify both --bootstrap-server and --bootstrap-controller")
@@ -151,6 +162,29 @@ def validate(argv: list[str]) -> Request:
         if not parsed.has(name):
             raise UsageError(f'Missing required argument "{SPECS[name]}"')
     permitted = permitted_args(action, uses_bootstrap_server=has_server)
+    for spec in parsed.seen:
+        if spec.name != action and spec.name not in required and spec.name not in permitted:
+            raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
+    return Request(action, parsed)
+
+
+def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:
+    """The deprecated --zookeeper path (a kreassign extension; Apache removed it in 3.0). After the
+    unknown-option, help and one-action checks: not with --bootstrap-server; nothing that needs
+    --bootstrap-server (first one in command-line order); then the required and permitted options."""
+    if parsed.has("bootstrap-server"):
+        raise ZooKeeperUsageError(
+            "Please don't specify both --zookeeper and --bootstrap-server: --zookeeper is deprecated, "
+            "use --bootstrap-server alone"
+        )
+    for spec in parsed.seen:
+        if spec.name in ZOOKEEPER_FORBIDDEN_OPTIONS or (spec.name == action and action not in ZOOKEEPER_PERMITTED_ARGS):
+            raise ZooKeeperUsageError(f'You must specify --bootstrap-server when using "{spec}"')
+    required = REQUIRED_ARGS[action]
+    for name in required:
+        if not parsed.has(name):
+            raise UsageError(f'Missing required argument "{SPECS[name]}"')
+    permitted = ZOOKEEPER_PERMITTED_ARGS[action]
     for spec in parsed.seen:
         if spec.name != action and spec.name not in required and spec.name not in permitted:
             raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')

@@ -81,6 +81,12 @@ def kreassign(
         typer.Option("--seed", help=_help("seed"), metavar="N", rich_help_panel="kreassign extensions"),
     ] = None,
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
+    zookeeper: Annotated[
+        str | None,
+        typer.Option(
+            "--zookeeper", help=_help("zookeeper"), metavar="HOST:PORT[/chroot]", rich_help_panel="Deprecated"
+        ),
+    ] = None,
 ) -> None:
     """Declaration only: kreassign.cli.app.run does the work."""
 
