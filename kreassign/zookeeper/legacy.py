@@ -9,8 +9,8 @@ What differs from the ``--bootstrap-server`` actions, as in Kafka 2.8:
   ``is complete.`` where the newer tool prints ``is completed.``.
 * Throttles are read-modify-written in the config znodes, each write followed by a change notification.
 
-Known difference: ``--generate`` proposes with the placer of the ``--bootstrap-server`` path
-(``kreassign.planning.placement``), not Kafka 2.8's ``AdminUtils``; both are random and rack-aware.
+* ``--generate`` reads the topic and broker znodes and proposes with Kafka 2.8's ``AdminUtils``
+  algorithm (:mod:`kreassign.zookeeper.placement`); topics that do not exist are left out silently.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from kreassign.errors import CommandError, TerseError
 from kreassign.formats import format_reassignment_json, parse_generate_assignment_args, validate_execute_plan
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.javarandom import JavaRandom
-from kreassign.planning.placement import calculate_assignment, get_broker_metadata
 from kreassign.planning.states import PartitionState, render_partition_states
 from kreassign.planning.throttles import (
     BROKER_LEVEL_THROTTLES,
@@ -37,7 +36,7 @@ from kreassign.planning.throttles import (
     calculate_proposed_move_map,
     calculate_reassigning_brokers,
 )
-from kreassign.zookeeper import znodes
+from kreassign.zookeeper import placement, znodes
 from kreassign.zookeeper.scalaorder import scala_int_set_order, scala_string_set_order, scala_topic_partition_order
 from kreassign.zookeeper.store import ZnodeStore
 
@@ -121,11 +120,9 @@ def generate_assignment(
     store: ZnodeStore, topics_json: str, broker_list: str, *, rack_aware: bool, seed: int | None, out: Output
 ) -> None:
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
-    current = {tp: list(r) for tp, r in replica_assignment(store, topics).items()}
-    usable = get_broker_metadata(live_brokers(store), brokers_to_use, rack_aware)
-    present = {tp.topic for tp in current}
-    order = [t for t in dict.fromkeys(topics) if t in present]
-    proposal = calculate_assignment(current, usable, JavaRandom(seed), topic_order=order)
+    current = replica_assignment(store, topics)
+    brokers = placement.broker_metadata(live_brokers(store), brokers_to_use, rack_aware)
+    proposal = placement.calculate_assignment(current, brokers, JavaRandom(seed))
     out(
         "Current partition replica assignment\n"
         + format_reassignment_json(current, {})

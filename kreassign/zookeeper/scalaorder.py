@@ -42,12 +42,18 @@ def _champ_order(members: list[tuple[T, int]], shift: int) -> list[T]:
     return inline + [m for sub in nested for m in sub]
 
 
+def champ_order(items: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """Members of a Scala 2.13 ``immutable.HashSet`` (or keys of a ``HashMap``) of ``items``, whatever
+    their number (``groupBy`` returns a ``HashMap`` even for one key)."""
+    return _champ_order([(m, _improve(hash_code(m))) for m in dict.fromkeys(items)], 0)
+
+
 def scala_set_order(items: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
     """Members of a Scala 2.13 immutable ``Set`` built by adding ``items`` in order (``toSet``, ``++``)."""
     unique = list(dict.fromkeys(items))
     if len(unique) <= _SMALL:
         return unique
-    return _champ_order([(m, _improve(hash_code(m))) for m in unique], 0)
+    return champ_order(unique, hash_code)
 
 
 def scala_int_set_order(items: Iterable[int]) -> list[int]:
