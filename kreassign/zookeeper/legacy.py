@@ -20,8 +20,14 @@ from collections.abc import Mapping, Sequence
 from kreassign.actions.common import Output
 from kreassign.actions.execute import CANNOT_EXECUTE_BECAUSE_OF_EXISTING, YOU_MUST_RUN_VERIFY
 from kreassign.errors import CommandError, TerseError
-from kreassign.formats import format_reassignment_json, parse_generate_assignment_args, validate_execute_plan
+from kreassign.formats import (
+    format_reassignment_json,
+    parse_broker_list,
+    parse_topics_to_move_json,
+    validate_execute_plan,
+)
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
+from kreassign.planning.javaorder import java_int_hash, java_string_hash
 from kreassign.planning.javarandom import JavaRandom
 from kreassign.planning.states import PartitionState, render_partition_states
 from kreassign.planning.throttles import (
@@ -37,7 +43,12 @@ from kreassign.planning.throttles import (
     calculate_reassigning_brokers,
 )
 from kreassign.zookeeper import placement, znodes
-from kreassign.zookeeper.scalaorder import scala_int_set_order, scala_string_set_order, scala_topic_partition_order
+from kreassign.zookeeper.scalaorder import (
+    scala_duplicates,
+    scala_int_set_order,
+    scala_string_set_order,
+    scala_topic_partition_order,
+)
 from kreassign.zookeeper.store import ZnodeStore
 
 NEEDS_BOOTSTRAP_FOR_LOG_DIRS = "bootstrap-server needs to be provided when replica reassignments are present."
@@ -116,6 +127,19 @@ def clear_all_throttles(
 # ----------------------------------------------------------------------------------------- actions
 
 
+def parse_generate_assignment_args(topics_json: str, broker_list: str) -> tuple[list[int], list[str]]:
+    """Kafka 2.8's ``parseGenerateAssignmentArgs``: duplicates comma-joined in Scala order."""
+    brokers = parse_broker_list(broker_list)
+    repeated_brokers = scala_duplicates(brokers, java_int_hash)
+    if repeated_brokers:
+        raise CommandError("Broker list contains duplicate entries: " + ",".join(map(str, repeated_brokers)))
+    topics = parse_topics_to_move_json(topics_json)
+    repeated_topics = scala_duplicates(topics, java_string_hash)
+    if repeated_topics:
+        raise CommandError("List of topics to reassign contains duplicate entries: " + ",".join(repeated_topics))
+    return brokers, topics
+
+
 def generate_assignment(
     store: ZnodeStore, topics_json: str, broker_list: str, *, rack_aware: bool, seed: int | None, out: Output
 ) -> None:
@@ -148,7 +172,7 @@ def _check_partitions_and_brokers(store: ZnodeStore, proposed: Mapping[TopicPart
 
 
 def execute_assignment(store: ZnodeStore, plan: ReassignmentPlan, *, throttle: int, out: Output) -> None:
-    proposed = validate_execute_plan(plan)
+    proposed = validate_execute_plan(plan, duplicates=scala_duplicates)
     if plan.log_dirs:
         raise CommandError(NEEDS_BOOTSTRAP_FOR_LOG_DIRS)
     _check_partitions_and_brokers(store, proposed)

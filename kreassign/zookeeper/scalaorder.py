@@ -67,3 +67,15 @@ def scala_string_set_order(items: Iterable[str]) -> list[str]:
 def scala_topic_partition_order(items: Iterable) -> list:
     """Keys of a Scala immutable ``Map[TopicPartition, _]`` (or members of a set of them)."""
     return scala_set_order(items, lambda tp: java_topic_partition_hash(tp.topic, tp.partition))
+
+
+def scala_duplicates(items: Iterable[T], hash_code: Callable[[T], int], compare: object = None) -> list[T]:
+    """Kafka 2.8's ``CoreUtils.duplicates`` (``groupBy(identity)`` then the keys seen more than once): the
+    repeated elements in ``HashMap`` order. ``compare`` is unused (same signature as ``java_duplicates``)."""
+    seen: set[T] = set()
+    repeated = []
+    for item in items:
+        if item in seen:
+            repeated.append(item)
+        seen.add(item)
+    return champ_order(repeated, hash_code)

@@ -35,7 +35,10 @@ LEGACY_DEPRECATION_LINE = "Warning: --zookeeper is deprecated, and will be remov
 def legacy_contract_stdout(stdout: str) -> str:
     """What kreassign's --zookeeper path keeps of Kafka 2.8.2's stdout: all but its deprecation line
     (kreassign warns on stderr instead) and the Java stack trace after an ``Error:`` line."""
-    return strip_java_stack_trace(stdout.replace(LEGACY_DEPRECATION_LINE, "", 1))
+    stdout = strip_java_stack_trace(stdout.replace(LEGACY_DEPRECATION_LINE, "", 1))
+    # Kafka's ApiExceptions have no stack frames: "Error: M\n<class>: M\n\n"
+    stackless = re.fullmatch(r"(.*?Error: (.*)\n)[\w.$]+: \2\n\n?", stdout, flags=re.S)
+    return stackless.group(1) if stackless else stdout
 
 
 def run_ours(args: list[str], timeout: float = 180) -> Outcome:

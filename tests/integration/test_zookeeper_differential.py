@@ -66,6 +66,23 @@ def test_generate(zk_cluster, zk, tmp_path, extra):
                 assert len({racks[b] for b in p["replicas"]}) == 2
 
 
+def test_generate_errors(zk_cluster, zk, tmp_path):
+    topic = new_topic(zk_cluster, "dgenerr", [[1, 2], [2, 3]])
+    topics = _file(tmp_path, "t.json", json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    args = [*zk, "--generate", "--topics-to-move-json-file", topics]
+    ours = _both([*args, "--broker-list", "1,9"])
+    assert ours.stdout == "Error: Replication factor: 2 larger than available brokers: 1.\n"
+    ours = _both([*args, "--broker-list", "1,2,1"])
+    assert ours.stdout == "Error: Broker list contains duplicate entries: 1\n"
+    ours = _both([*args, "--broker-list", "5,1,2,3,4,1,2,3,4,5"])  # five: a Scala HashMap's order
+    assert ours.stdout.startswith("Error: Broker list contains duplicate entries: ")
+    duplicated = _file(
+        tmp_path, "dup.json", json.dumps({"version": 1, "topics": [{"topic": t} for t in "abcdefabcdef"]})
+    )
+    ours = _both([*zk, "--generate", "--topics-to-move-json-file", duplicated, "--broker-list", "1,2"])
+    assert ours.stdout.startswith("Error: List of topics to reassign contains duplicate entries: ")
+
+
 def test_execute_refuses_bad_plans(zk_cluster, zk, tmp_path):
     topic = new_topic(zk_cluster, "dbad", [[1, 2], [2, 3]])
     plans = {
@@ -93,7 +110,14 @@ def test_execute_refuses_bad_plans(zk_cluster, zk, tmp_path):
                 {"topic": topic, "partition": 0, "replicas": [2, 3]},
             ],
         },
-        "duplicate replicas": {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 1]}]},
+        "duplicate replicas": {
+            "version": 1,
+            "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 1, 2, 2, 3, 3, 7, 7, 9, 9]}],
+        },
+        "duplicate partitions": {
+            "version": 1,
+            "partitions": [{"topic": topic, "partition": p % 6, "replicas": [1]} for p in range(12)],
+        },
     }
     expected_first_lines = {
         "missing partitions": "Error: The proposed assignment contains non-existent partitions: List(",
@@ -102,6 +126,7 @@ def test_execute_refuses_bad_plans(zk_cluster, zk, tmp_path):
         "empty": "Error: Partition reassignment list cannot be empty",
         "duplicate": "Error: Partition reassignment contains duplicate topic partitions: ",
         "duplicate replicas": "Error: Partition replica lists may not contain duplicate entries: ",
+        "duplicate partitions": "Error: Partition reassignment contains duplicate topic partitions: ",
     }
     for name, plan in plans.items():
         path = _file(tmp_path, "plan.json", json.dumps(plan))
