@@ -40,14 +40,18 @@ NODE_JVM_OPTS = (
 )
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGTERM it when the process that started it dies, so a
-    killed test run never leaves brokers behind."""
-    import ctypes
+def _die_with_parent(signum: int = signal.SIGTERM):
+    """A function for the child before exec: ask Linux to send it ``signum`` when the process that
+    started it dies, so a killed test run never leaves brokers behind."""
 
-    PR_SET_PDEATHSIG = 1
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    def arrange() -> None:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        with contextlib.suppress(Exception):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
+
+    return arrange
 
 
 def free_port() -> int:
@@ -127,6 +131,8 @@ class LocalKafkaCluster:
 
     #: what a broker logs once it serves (KRaft's BrokerServer; ZooKeeper mode's KafkaServer differs)
     STARTED_MARKER = "Kafka Server started"
+    #: what the nodes get when the Python process that started them dies
+    PARENT_DEATH_SIGNAL = signal.SIGTERM
 
     # ----------------------------------------------------------------- layout
     def __post_init__(self) -> None:
@@ -320,7 +326,7 @@ class LocalKafkaCluster:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            preexec_fn=_die_with_parent if self.die_with_parent else None,
+            preexec_fn=_die_with_parent(self.PARENT_DEATH_SIGNAL) if self.die_with_parent else None,
         )
         log.close()
 
@@ -458,6 +464,9 @@ class ZooKeeperKafkaCluster(LocalKafkaCluster):
     chroot: str = ""
 
     STARTED_MARKER = "started (kafka.server.KafkaServer)"
+    # All nodes get the signal at once: a ZooKeeper-mode broker told to stop while ZooKeeper is gone
+    # retries its controlled shutdown for minutes. These clusters are throwaway: kill them outright.
+    PARENT_DEATH_SIGNAL = signal.SIGKILL
 
     def _plan_nodes(self) -> list[Node]:
         zookeeper = Node(0, ("zookeeper",), self.base_dir / "zookeeper", log_dir_count=1, client_port=free_port())
@@ -541,7 +550,9 @@ class ZooKeeperKafkaCluster(LocalKafkaCluster):
         if self.chroot:
             from kazoo.client import KazooClient
 
-            client = KazooClient(hosts=f"127.0.0.1:{node.client_port}")
+            from kreassign.zookeeper.store import quiet_logger
+
+            client = KazooClient(hosts=f"127.0.0.1:{node.client_port}", logger=quiet_logger())
             client.start(timeout=30)
             try:
                 client.ensure_path(self.chroot)

@@ -83,18 +83,25 @@ class KazooStore:
         self._client.close()
 
 
-def connect(connect_string: str, timeout: float = CONNECTION_TIMEOUT_S) -> KazooStore:
-    """Connect to ``HOST:PORT[,HOST:PORT...][/chroot]`` (kazoo understands the chroot suffix)."""
+def quiet_logger():
+    """kazoo logs connection retries as warnings; the Apache tool keeps stderr quiet: a logger that
+    drops them (pass it as ``KazooClient(logger=...)``)."""
     import logging
 
+    logger = logging.getLogger("kreassign.zookeeper.kazoo")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+    return logger
+
+
+def connect(connect_string: str, timeout: float = CONNECTION_TIMEOUT_S) -> KazooStore:
+    """Connect to ``HOST:PORT[,HOST:PORT...][/chroot]`` (kazoo understands the chroot suffix)."""
     from kazoo.client import KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
-    # kazoo logs connection retries at WARNING on the root logger; the Apache tool keeps stderr quiet.
-    logging.getLogger("kazoo").addHandler(logging.NullHandler())
-    logging.getLogger("kazoo").propagate = False
     try:
-        client = KazooClient(hosts=connect_string, timeout=timeout)
+        client = KazooClient(hosts=connect_string, timeout=timeout, logger=quiet_logger())
     except ValueError as exc:
         raise ClusterError(f"Invalid ZooKeeper connection string: {connect_string}") from exc
     try:
