@@ -162,8 +162,9 @@ _SPECS = (
         "zookeeper",
         Arity.REQUIRED,
         help="DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string "
-        "of a ZooKeeper-mode cluster, HOST:PORT[,HOST:PORT...][/chroot]. Does --generate, --execute (with "
-        "--throttle) and --verify through ZooKeeper like Kafka 2.8's tool. Please use --bootstrap-server instead.",
+        "of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot "
+        "path. Does --generate, --execute (with --throttle) and --verify through ZooKeeper like Kafka 2.8's "
+        "tool. Please use --bootstrap-server instead.",
         metavar="urls",
         apache=False,
     ),

@@ -83,9 +83,7 @@ def kreassign(
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
     zookeeper: Annotated[
         str | None,
-        typer.Option(
-            "--zookeeper", help=_help("zookeeper"), metavar="HOST:PORT[/chroot]", rich_help_panel="Deprecated"
-        ),
+        typer.Option("--zookeeper", help=_help("zookeeper"), metavar="HOST:PORT/CHROOT", rich_help_panel="Deprecated"),
     ] = None,
 ) -> None:
     """Declaration only: kreassign.cli.app.run does the work."""

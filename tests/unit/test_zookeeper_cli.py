@@ -138,3 +138,11 @@ def test_deprecation_warning_on_stderr_before_connecting(tmp_path, monkeypatch):
 
 def test_zookeeper_is_a_kreassign_extension_taking_a_value():
     assert not SPECS["zookeeper"].apache and SPECS["zookeeper"].arity.value == "required"
+
+
+def test_help_shows_the_deprecated_option(capsys):
+    from kreassign.cli.typer_app import print_help
+
+    print_help()
+    out = capsys.readouterr().out
+    assert "--zookeeper" in out and "DEPRECATED" in out
