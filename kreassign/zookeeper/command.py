@@ -20,12 +20,23 @@ def open_zookeeper(args, err: Callable[[str], object]):
     return connect(args.value("zookeeper"))
 
 
+def _parse_plan(text: str):
+    """The reassignment JSON, with Kafka 2.8's texts for bad input."""
+    from kreassign.errors import CommandError
+    from kreassign.formats import parse_reassignment_json
+    from kreassign.zookeeper.jsontexts import kafka_2_8_message
+
+    try:
+        return parse_reassignment_json(text)
+    except CommandError as exc:
+        raise CommandError(kafka_2_8_message(exc.message, text)) from exc
+
+
 def run_zookeeper_action(action: str, args, store, out: Output) -> None:
-    from kreassign import formats
     from kreassign.zookeeper import legacy
 
     if action == "verify":
-        plan = formats.parse_reassignment_json(read_input_file(args.value("reassignment-json-file")))
+        plan = _parse_plan(read_input_file(args.value("reassignment-json-file")))
         legacy.verify_assignment(store, plan, preserve_throttles=args.has("preserve-throttles"), out=out)
     elif action == "generate":
         text = read_input_file(args.value("topics-to-move-json-file"))
@@ -40,6 +51,6 @@ def run_zookeeper_action(action: str, args, store, out: Output) -> None:
     elif action == "execute":
         text = read_input_file(args.value("reassignment-json-file"))
         throttle = args.long_value("throttle")
-        legacy.execute_assignment(store, formats.parse_reassignment_json(text), throttle=throttle, out=out)
+        legacy.execute_assignment(store, _parse_plan(text), throttle=throttle, out=out)
     else:  # pragma: no cover - argv validation lets only these three through
         raise RuntimeError("Unsupported action.")

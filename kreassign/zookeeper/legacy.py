@@ -43,6 +43,7 @@ from kreassign.planning.throttles import (
     calculate_reassigning_brokers,
 )
 from kreassign.zookeeper import placement, znodes
+from kreassign.zookeeper.jsontexts import kafka_2_8_message
 from kreassign.zookeeper.scalaorder import (
     scala_duplicates,
     scala_int_set_order,
@@ -133,7 +134,10 @@ def parse_generate_assignment_args(topics_json: str, broker_list: str) -> tuple[
     repeated_brokers = scala_duplicates(brokers, java_int_hash)
     if repeated_brokers:
         raise CommandError("Broker list contains duplicate entries: " + ",".join(map(str, repeated_brokers)))
-    topics = parse_topics_to_move_json(topics_json)
+    try:
+        topics = parse_topics_to_move_json(topics_json)
+    except CommandError as exc:
+        raise CommandError(kafka_2_8_message(exc.message, topics_json)) from exc
     repeated_topics = scala_duplicates(topics, java_string_hash)
     if repeated_topics:
         raise CommandError("List of topics to reassign contains duplicate entries: " + ",".join(repeated_topics))

@@ -218,3 +218,14 @@ def test_options_that_need_bootstrap_server(zk, tmp_path, extra):
     ours = _both([*zk, *extra, "--reassignment-json-file", plan])
     assert (ours.code, ours.stdout) == (1, "")
     assert ours.stderr.startswith("You must specify --bootstrap-server when using")
+
+
+def test_bad_reassignment_json(zk, tmp_path):
+    """Malformed and ill-typed documents: Kafka 2.8.2's Jackson 2.10 and Scala texts (the unit table's
+    documents, run through both tools on the live cluster)."""
+    from tests.unit.test_zookeeper_jsontexts import KAFKA_2_8_2_MESSAGES
+
+    for i, (document, _) in enumerate(KAFKA_2_8_2_MESSAGES):
+        path = _file(tmp_path, f"bad-{i}.json", document)
+        ours = _both([*zk, "--verify", "--reassignment-json-file", path])
+        assert ours.code == 1 and ours.stdout.startswith("Error: "), document
