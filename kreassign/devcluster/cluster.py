@@ -606,10 +606,12 @@ def _alive(pid: int) -> bool:
 
 
 def _is_our_kafka(pid: int, base_dir: Path) -> bool:
-    """Only signal a pid whose command line is a kafka.Kafka of this cluster's folder."""
+    """Only signal a pid whose command line is a kafka.Kafka (or the ZooKeeper server of a ZooKeeper-mode
+    cluster) of this cluster's folder."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except FileNotFoundError:
         return False
     text = [c.decode(errors="replace") for c in cmdline]
-    return "kafka.Kafka" in text and any(str(Path(base_dir).resolve()) in c for c in text)
+    ours = "kafka.Kafka" in text or "org.apache.zookeeper.server.quorum.QuorumPeerMain" in text
+    return ours and any(str(Path(base_dir).resolve()) in c for c in text)
