@@ -233,4 +233,7 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "dry-run",
     "output",
     "journal-file",
+    "poll-interval-ms",
+    "stall-timeout-ms",
+    "fail-if-incomplete",
 )
