@@ -61,5 +61,37 @@ class AuthorizationError(ClusterError):
     """The principal lacks an ACL needed for the action."""
 
 
-class ClusterTimeoutError(ClusterError):
+class TransientClusterError(ClusterError):
+    """A failure Kafka calls retriable (no controller yet, leader moving, network): trying again later may work."""
+
+
+class ClusterTimeoutError(TransientClusterError):
     """The cluster did not answer in time."""
+
+
+TRANSIENT_JAVA_EXCEPTIONS = frozenset(
+    {
+        "NotControllerException",
+        "NetworkException",
+        "DisconnectException",
+        "LeaderNotAvailableException",
+        "NotLeaderOrFollowerException",
+        "BrokerNotAvailableException",
+        "ReplicaNotAvailableException",
+        "RequestTimedOutException",
+        "ThrottlingQuotaExceededException",
+        "CoordinatorLoadInProgressException",
+        "NotCoordinatorException",
+        "CoordinatorNotAvailableException",
+    }
+)
+"""Java exceptions of the RetriableException family that a long-running batched run waits out."""
+
+
+def is_transient(error: BaseException | str) -> bool:
+    """A failure worth retrying: a TransientClusterError, or a per-partition error text naming a retriable
+    Java exception."""
+    if isinstance(error, TransientClusterError):
+        return True
+    text = error if isinstance(error, str) else ""
+    return any(name in text for name in TRANSIENT_JAVA_EXCEPTIONS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
-from kreassign.errors import CommandError
+from kreassign.errors import CommandError, UnknownTopicOrPartitionError
 from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
 from kreassign.planning.javaorder import java_hash_order, java_int_hash, java_string_hash
 from kreassign.planning.states import LogDirMoveState
@@ -64,6 +64,24 @@ def replica_log_dirs(
 def describe_partitions(port: ClusterPort, topics: Sequence[str]) -> dict[TopicPartition, PartitionInfo]:
     described = port.describe_topics(list(dict.fromkeys(topics)))
     return {TopicPartition(t, p.partition): p for t, parts in described.items() for p in parts}
+
+
+def describe_known_topics(port: ClusterPort, topics: Sequence[str]) -> dict[str, list[PartitionInfo] | None]:
+    """Partitions of each topic; None for a topic the cluster does not know. One request; when it fails
+    for an unknown topic, one request per topic to tell which."""
+    names = list(dict.fromkeys(topics))
+    if not names:
+        return {}
+    try:
+        return dict(port.describe_topics(names))
+    except UnknownTopicOrPartitionError:
+        described: dict[str, list[PartitionInfo] | None] = {}
+        for name in names:
+            try:
+                described.update(port.describe_topics([name]))
+            except UnknownTopicOrPartitionError:
+                described[name] = None
+        return described
 
 
 def live_broker_ids(brokers: Sequence[Broker]) -> set[int]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.errors import CommandError, TerseError, UnknownTopicOrPartitionError
 from kreassign.formats import format_reassignment_json
-from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.model import PartitionInfo, ReassignmentPlan, TopicPartition, TopicPartitionReplica
 from kreassign.planning.javaorder import java_hash_order, java_int_hash, java_topic_partition_hash
 from kreassign.planning.throttles import (
     FOLLOWER_THROTTLED_RATE,
@@ -55,29 +55,9 @@ def execute_assignment(
     if not additional and running:
         raise TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
 
-    brokers = port.describe_brokers()
-    live = live_broker_ids(brokers)
-    target_brokers = java_hash_order((b for r in proposed.values() for b in r), java_int_hash)
-    unknown = next((b for b in target_brokers if b not in live), None)
-    if unknown is not None:
-        raise CommandError(f"Unknown broker id {unknown}")
-
-    described = describe_partitions(port, [tp.topic for tp in proposed])
-    missing = [tp for tp in proposed if tp not in described]
-    if missing:
-        ordered = java_hash_order(missing, _tp_hash, presized_from=len(proposed))
-        raise UnknownTopicOrPartitionError(
-            "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: "
-            + ", ".join(str(tp) for tp in ordered)
-        )
-    current = {tp: described[tp] for tp in proposed}
+    current, live = check_plan_against_cluster(port, proposed)
     current_replicas = {tp: tuple(info.replicas) for tp, info in current.items()}
-    log_dirs = replica_log_dirs(port, current, live)
-    out(
-        "Current partition replica assignment\n\n"
-        + format_reassignment_json(current_replicas, log_dirs)
-        + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
-    )
+    print_rollback(port, current, live, out)
 
     if inter_broker_throttle >= 0 or log_dir_throttle >= 0:
         out(YOU_MUST_RUN_VERIFY + "\n")
@@ -107,6 +87,42 @@ def execute_assignment(
     out(f"Successfully started partition reassignment{plural} for {','.join(str(tp) for tp in sorted(proposed))}\n")
     if plan.log_dirs:
         execute_log_dir_moves(port, dict(plan.log_dirs), timeout_ms, out, clock=clock, sleep=sleep)
+
+
+def check_plan_against_cluster(
+    port: ClusterPort, proposed: Mapping[TopicPartition, Sequence[int]]
+) -> tuple[dict[TopicPartition, PartitionInfo], set[int]]:
+    """The Apache checks before anything changes: every target broker is live and every partition exists.
+    Returns the partitions as they are now and the live broker ids."""
+    live = live_broker_ids(port.describe_brokers())
+    target_brokers = java_hash_order((b for r in proposed.values() for b in r), java_int_hash)
+    unknown = next((b for b in target_brokers if b not in live), None)
+    if unknown is not None:
+        raise CommandError(f"Unknown broker id {unknown}")
+    described = describe_partitions(port, [tp.topic for tp in proposed])
+    missing = [tp for tp in proposed if tp not in described]
+    if missing:
+        ordered = java_hash_order(missing, _tp_hash, presized_from=len(proposed))
+        raise UnknownTopicOrPartitionError(
+            "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: "
+            + ", ".join(str(tp) for tp in ordered)
+        )
+    return {tp: described[tp] for tp in proposed}, live
+
+
+def print_rollback(
+    port: ClusterPort, current: Mapping[TopicPartition, PartitionInfo], live: set[int], out: Output
+) -> str:
+    """The Apache "Current partition replica assignment" block; returns the rollback JSON."""
+    rollback = format_reassignment_json(
+        {tp: tuple(info.replicas) for tp, info in current.items()}, replica_log_dirs(port, current, live)
+    )
+    out(
+        "Current partition replica assignment\n\n"
+        + rollback
+        + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
+    )
+    return rollback
 
 
 def set_topic_throttles(port: ClusterPort, leaders: Mapping[str, str], followers: Mapping[str, str]) -> None:

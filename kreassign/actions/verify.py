@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kreassign.actions.common import Output, clear_all_throttles, find_log_dir_move_states
+from kreassign.actions.common import Output, clear_all_throttles, describe_known_topics, find_log_dir_move_states
 from kreassign.cluster.port import ClusterPort
-from kreassign.errors import UnknownTopicOrPartitionError
 from kreassign.model import ReassignmentPlan, TopicPartition
 from kreassign.planning.states import (
     LogDirMoveState,
@@ -23,6 +22,7 @@ class VerifyResult:
     partitions_ongoing: bool
     moves: dict
     moves_ongoing: bool
+    throttles_cleared: bool = False
 
 
 def find_partition_states(
@@ -35,17 +35,7 @@ def find_partition_states(
     for tp, target in targets:
         if tp in running:
             states[tp] = PartitionState(tuple(running[tp].replicas), tuple(target), False)
-    topics = list(dict.fromkeys(tp.topic for tp, _ in not_running))
-    try:
-        described: dict[str, list | None] = dict(port.describe_topics(topics)) if topics else {}
-    except UnknownTopicOrPartitionError:
-        # One call failed for one unknown topic; ask again per topic to tell which.
-        described = {}
-        for topic in topics:
-            try:
-                described.update(port.describe_topics([topic]))
-            except UnknownTopicOrPartitionError:
-                described[topic] = None
+    described = describe_known_topics(port, [tp.topic for tp, _ in not_running])
     for tp, target in not_running:
         partitions = described.get(tp.topic)
         info = next((p for p in partitions or () if p.partition == tp.partition), None)
@@ -60,6 +50,7 @@ def verify_assignment(port: ClusterPort, plan: ReassignmentPlan, preserve_thrott
     moves: dict[object, LogDirMoveState] = find_log_dir_move_states(port, plan.log_dirs)
     out(render_log_dir_states(moves) + "\n")
     moves_ongoing = not all(state.done for state in moves.values())
-    if not partitions_ongoing and not moves_ongoing and not preserve_throttles:
+    cleared = not partitions_ongoing and not moves_ongoing and not preserve_throttles
+    if cleared:
         clear_all_throttles(port, plan.partitions, out)
-    return VerifyResult(states, partitions_ongoing, moves, moves_ongoing)
+    return VerifyResult(states, partitions_ongoing, moves, moves_ongoing, throttles_cleared=cleared)

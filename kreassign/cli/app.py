@@ -12,10 +12,15 @@ import traceback
 from collections.abc import Callable
 
 from kreassign.cli.argv import OptionSyntaxError, ParsedArgs, validate
+from kreassign.cli.spec import BATCHED_OPTIONS
 from kreassign.errors import CommandError, KreassignError, TerseError, UsageError, ZooKeeperUsageError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+# --fail-if-incomplete (--verify, --progress): opt-in statuses for scripts, instead of grepping stdout.
+EXIT_IN_PROGRESS = 2  # moves still running, or a replica behind
+EXIT_NOT_AT_TARGET = 3  # a partition neither moving nor at its target (unknown topic/partition/broker too)
+OUTCOME_EXIT_CODES = {"complete": EXIT_OK, "in_progress": EXIT_IN_PROGRESS, "not_at_target": EXIT_NOT_AT_TARGET}
 
 
 def _stdout(text: str) -> None:
@@ -63,8 +68,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
             run_zookeeper_action(request.kind, request.args, port, out)
             return EXIT_OK
         port = open_cluster(request.args)
-        run_action(request.kind, request.args, port, out)
-        return EXIT_OK
+        return run_action(request.kind, request.args, port, out)
     except TerseError as exc:
         out(f"{exc.message}\n")
     except KreassignError as exc:
@@ -98,17 +102,36 @@ def open_cluster(args: ParsedArgs):
     return KafkaCluster(bootstrap_servers=servers, client_config=config)
 
 
-def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) -> None:
-    """Reads inputs in the order the Apache tool's handleAction does, so the first error matches."""
+def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) -> int:
+    """Reads inputs in the order the Apache tool's handleAction does, so the first error matches.
+    Returns the exit status (0 unless ``--fail-if-incomplete`` asks for 2 or 3, or a batched run ends
+    otherwise than completed)."""
     from kreassign import formats
     from kreassign.actions.common import read_input_file
 
+    json_output = args.has("output") and args.value("output") == "json"
     if action == "verify":
         from kreassign.actions.verify import verify_assignment
+        from kreassign.planning.progress import verify_outcome
 
         text = read_input_file(args.value("reassignment-json-file"))
         plan = formats.parse_reassignment_json(text)
-        verify_assignment(port, plan, args.has("preserve-throttles"), out)
+        preserve = args.has("preserve-throttles")
+        result = verify_assignment(port, plan, preserve, _discard if json_output else out)
+        outcome = verify_outcome(result.partitions, result.moves)
+        if json_output:
+            from kreassign.cli.render_progress import render_verify_json
+
+            out(render_verify_json(result, outcome, preserve))
+        return _outcome_status(outcome, args)
+    elif action == "progress":
+        from kreassign.actions.progress import read_progress
+
+        text = read_input_file(args.value("reassignment-json-file"))
+        plan = formats.parse_reassignment_json(text)
+        report = read_progress(port, plan)
+        out(render_progress(report, json_output, terminal=out is _stdout and sys.stdout.isatty()))
+        return _outcome_status(report.outcome, args)
     elif action == "generate":
         from kreassign.actions.generate import generate_assignment
 
@@ -126,6 +149,8 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         timeout_ms = args.long_value("timeout")
         plan = formats.parse_reassignment_json(text)
         formats.validate_execute_plan(plan)
+        if any(args.has(name) for name in BATCHED_OPTIONS) or args.has("dry-run"):
+            return run_batched(args, port, plan, throttle, log_dir_throttle, out)
         execute_assignment(
             port,
             plan,
@@ -143,10 +168,86 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         preserve = args.has("preserve-throttles")
         timeout_ms = args.long_value("timeout")
         plan = formats.parse_reassignment_json(text)
-        cancel_assignment(port, plan, preserve_throttles=preserve, timeout_ms=timeout_ms, out=out)
+        from kreassign.actions.batched import cancel_batched
+
+        if not cancel_batched(port, plan, args.value("journal-file"), out):
+            cancel_assignment(port, plan, preserve_throttles=preserve, timeout_ms=timeout_ms, out=out)
     elif action == "list":
         from kreassign.actions.listing import list_reassignments
 
         list_reassignments(port, out)
     else:  # pragma: no cover - validate() only returns known actions
         raise CommandError("Unsupported action.")
+    return EXIT_OK
+
+
+EXIT_CANCELLED = 4
+_EXIT_BY_OUTCOME = {"completed": EXIT_OK, "failed": EXIT_ERROR, "cancelled": EXIT_CANCELLED}
+
+
+def _positive(args: ParsedArgs, name: str) -> int | None:
+    value = args.long_value(name)
+    if value is not None and value < 1:
+        raise CommandError(f"--{name} must be at least 1, not {value}")
+    return value
+
+
+def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: int, out: Callable[[str], None]) -> int:
+    """--execute with --max-*-movements or --dry-run: the KIP-435 executor, attached until the plan is done."""
+    import signal
+
+    from kreassign.actions.batched import BatchedOptions, execute_batched
+    from kreassign.cli.live import make_reporter
+    from kreassign.execution.executor import signals_interrupt
+    from kreassign.planning.steps import Limits
+
+    limits = Limits(
+        partitions=_positive(args, "max-partition-movements"),
+        replicas=_positive(args, "max-replica-movements"),
+        leaders=_positive(args, "max-leader-movements"),
+    )
+    poll_ms = _positive(args, "poll-interval-ms")
+    options = BatchedOptions(
+        limits=limits,
+        throttle=throttle,
+        log_dir_throttle=log_dir_throttle,
+        additional=args.has("additional"),
+        allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
+        journal_path=args.value("journal-file"),
+        poll_interval=(poll_ms or 1000) / 1000.0,
+        stall_timeout=(_positive(args, "stall-timeout-ms") or 300000) / 1000.0,
+        dry_run=args.has("dry-run"),
+        output=args.value("output") or "text",
+    )
+    reporter = make_reporter()
+    try:
+        with signals_interrupt():
+            outcome = execute_batched(port, plan, options, out, reporter, on_start=reporter.start)
+    finally:
+        reporter.stop()
+    if outcome is None:
+        return EXIT_OK
+    if outcome.status == "interrupted":
+        return 128 + (signal.SIGTERM if "SIGTERM" in outcome.message else signal.SIGINT)
+    return _EXIT_BY_OUTCOME.get(outcome.status, EXIT_ERROR)
+
+
+def _discard(text: str) -> None:
+    """Where the Apache text goes when ``--output json`` replaces it."""
+
+
+def _outcome_status(outcome: str, args: ParsedArgs) -> int:
+    return OUTCOME_EXIT_CODES[outcome] if args.has("fail-if-incomplete") else EXIT_OK
+
+
+def render_progress(report, json_output: bool, terminal: bool) -> str:
+    """JSON with ``--output json``; rich on a terminal; else a plain tabulate table."""
+    from kreassign.cli import render_progress as render
+
+    if json_output:
+        return render.render_progress_json(report)
+    if terminal:
+        import shutil
+
+        return render.render_progress_rich(report, width=shutil.get_terminal_size().columns)
+    return render.render_progress_table(report)

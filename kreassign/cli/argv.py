@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kreassign.cli.spec import (
     ACTIONS,
+    APACHE_ACTIONS,
     REQUIRED_ARGS,
     SPECS,
     ZOOKEEPER_FORBIDDEN_OPTIONS,
@@ -148,7 +149,8 @@ def validate(argv: list[str]) -> Request:
         return Request("version", parsed)
     actions = [a for a in ACTIONS if parsed.has(a)]
     if len(actions) != 1:
-        raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in ACTIONS))
+        # the Apache message names the Apache actions only (kreassign's --progress is documented apart)
+        raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in APACHE_ACTIONS))
     action = actions[0]
     if parsed.has("zookeeper"):
         return _validate_zookeeper(parsed, action)
@@ -165,7 +167,15 @@ def validate(argv: list[str]) -> Request:
     for spec in parsed.seen:
         if spec.name != action and spec.name not in required and spec.name not in permitted:
             raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
+    _validate_extensions(action, parsed)
     return Request(action, parsed)
+
+
+def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
+    """kreassign's own options, checked after the Apache rules so that Apache's messages come first."""
+    output = parsed.value("output") if parsed.has("output") else "text"
+    if output not in ("text", "json"):
+        raise UsageError(f"--output must be text or json, not '{output}'")
 
 
 def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:

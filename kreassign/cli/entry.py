@@ -22,9 +22,13 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)")
         return 0
-    from kreassign.cli.app import run
+    try:
+        from kreassign.cli.app import run
 
-    return run(args)
+        return run(args)
+    except KeyboardInterrupt:  # Ctrl-C before the command started: nothing was changed
+        sys.stderr.write("Interrupted.\n")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

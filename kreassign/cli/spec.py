@@ -33,7 +33,8 @@ class OptionSpec:
         return f"[{self.name}]"
 
 
-ACTIONS = ("generate", "execute", "verify", "cancel", "list")
+APACHE_ACTIONS = ("generate", "execute", "verify", "cancel", "list")
+ACTIONS = (*APACHE_ACTIONS, "progress")
 
 _SPECS = (
     # Apache order of declaration (ReassignPartitionsCommandOptions), help and version first.
@@ -59,6 +60,13 @@ _SPECS = (
     ),
     OptionSpec("cancel", Arity.FLAG, help="Cancel an active reassignment."),
     OptionSpec("list", Arity.FLAG, help="List all active partition reassignments."),
+    OptionSpec(
+        "progress",
+        Arity.FLAG,
+        help="kreassign: report, for each partition and target broker of the --reassignment-json-file, "
+        "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit.",
+        apache=False,
+    ),
     OptionSpec(
         "bootstrap-server",
         Arity.OPTIONAL,
@@ -159,6 +167,79 @@ _SPECS = (
         apache=False,
     ),
     OptionSpec(
+        "max-partition-movements",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: run --execute as a batched reassignment (KIP-435) that stays attached until "
+        "done, with at most this many partitions moving at once.",
+        metavar="P",
+        apache=False,
+    ),
+    OptionSpec(
+        "max-replica-movements",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: batched --execute; at most this many replicas added to a partition per step.",
+        metavar="R",
+        apache=False,
+    ),
+    OptionSpec(
+        "max-leader-movements",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: batched --execute; at most this many partitions changing leader at once.",
+        metavar="L",
+        apache=False,
+    ),
+    OptionSpec(
+        "dry-run",
+        Arity.FLAG,
+        help="kreassign: with --execute, print the step plan of the batched reassignment and change nothing.",
+        apache=False,
+    ),
+    OptionSpec(
+        "journal-file",
+        Arity.REQUIRED,
+        help="kreassign: where a batched --execute keeps its journal (rollback, target, progress) for "
+        "resume and --cancel. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
+        metavar="FILE",
+        apache=False,
+    ),
+    OptionSpec(
+        "poll-interval-ms",
+        Arity.REQUIRED,
+        int,
+        1000,
+        help="kreassign: how often a batched --execute reads the cluster state.",
+        metavar="MS",
+        apache=False,
+    ),
+    OptionSpec(
+        "stall-timeout-ms",
+        Arity.REQUIRED,
+        int,
+        300000,
+        help="kreassign: a batched --execute stops (throttles restored, journal kept for a resume) when a broker "
+        "its steps need stays offline, or the cluster keeps failing, for this long.",
+        metavar="MS",
+        apache=False,
+    ),
+    OptionSpec(
+        "output",
+        Arity.REQUIRED,
+        default="text",
+        help="kreassign: text (the Apache output, default) or json.",
+        metavar="FORMAT",
+        apache=False,
+    ),
+    OptionSpec(
+        "fail-if-incomplete",
+        Arity.FLAG,
+        help="kreassign: --verify and --progress exit 2 while moves are still in progress and 3 when a "
+        "partition is neither moving nor at its target (default: exit 0, as the Apache tool).",
+        apache=False,
+    ),
+    OptionSpec(
         "zookeeper",
         Arity.REQUIRED,
         help="DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string "
@@ -178,6 +259,7 @@ REQUIRED_ARGS: dict[str, tuple[str, ...]] = {
     "execute": ("reassignment-json-file",),
     "cancel": ("reassignment-json-file",),
     "list": (),
+    "progress": ("reassignment-json-file",),
 }
 
 
@@ -198,13 +280,31 @@ def permitted_args(action: str, uses_bootstrap_server: bool) -> tuple[str, ...]:
         ),
         "cancel": (bootstrap, "command-config", "preserve-throttles", "timeout"),
         "list": (bootstrap, "command-config"),
+        "progress": ("bootstrap-server", "command-config"),
     }[action]
     return apache + EXTENSIONS_PER_ACTION.get(action, ())
 
 
+_BATCHED = (
+    "max-partition-movements",
+    "max-replica-movements",
+    "max-leader-movements",
+    "dry-run",
+    "poll-interval-ms",
+    "stall-timeout-ms",
+)
+
 EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
-    "generate": ("seed",),
+    "generate": ("seed", "output"),
+    "execute": (*_BATCHED, "journal-file", "output"),
+    "verify": ("fail-if-incomplete", "output"),
+    "cancel": ("journal-file", "output"),
+    "list": ("output",),
+    "progress": ("fail-if-incomplete", "output"),
 }
+
+BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements")
+"""Any of these turns --execute into the batched executor."""
 
 
 # ---- the deprecated --zookeeper path (kreassign.zookeeper)

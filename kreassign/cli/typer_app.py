@@ -26,8 +26,9 @@ def _help(name: str) -> str:
 
 @app.command(
     help="Move topic partitions between brokers and log directories. Exactly one action: --generate, "
-    "--execute, --verify, --cancel or --list. Same options, JSON files, output and exit codes as Apache "
-    "Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise)."
+    "--execute, --verify, --cancel or --list, or kreassign's --progress. Same options, JSON files, output and "
+    "exit codes as Apache Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise; "
+    "--fail-if-incomplete adds 2 and 3)."
 )
 def kreassign(
     # actions
@@ -36,6 +37,7 @@ def kreassign(
     verify: Annotated[bool, typer.Option("--verify", help=_help("verify"), rich_help_panel="Actions")] = False,
     cancel: Annotated[bool, typer.Option("--cancel", help=_help("cancel"), rich_help_panel="Actions")] = False,
     list_: Annotated[bool, typer.Option("--list", help=_help("list"), rich_help_panel="Actions")] = False,
+    progress: Annotated[bool, typer.Option("--progress", help=_help("progress"), rich_help_panel="Actions")] = False,
     # connection
     bootstrap_server: Annotated[
         str | None, typer.Option("--bootstrap-server", help=_help("bootstrap-server"), metavar="HOST:PORT")
@@ -80,6 +82,61 @@ def kreassign(
         int | None,
         typer.Option("--seed", help=_help("seed"), metavar="N", rich_help_panel="kreassign extensions"),
     ] = None,
+    max_partition_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-partition-movements",
+            help=_help("max-partition-movements"),
+            metavar="P",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    max_replica_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-replica-movements",
+            help=_help("max-replica-movements"),
+            metavar="R",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    max_leader_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-leader-movements",
+            help=_help("max-leader-movements"),
+            metavar="L",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help=_help("dry-run"), rich_help_panel="kreassign extensions")
+    ] = False,
+    journal_file: Annotated[
+        str | None,
+        typer.Option(
+            "--journal-file", help=_help("journal-file"), metavar="FILE", rich_help_panel="kreassign extensions"
+        ),
+    ] = None,
+    poll_interval_ms: Annotated[
+        int,
+        typer.Option(
+            "--poll-interval-ms", help=_help("poll-interval-ms"), metavar="MS", rich_help_panel="kreassign extensions"
+        ),
+    ] = 1000,
+    stall_timeout_ms: Annotated[
+        int,
+        typer.Option(
+            "--stall-timeout-ms", help=_help("stall-timeout-ms"), metavar="MS", rich_help_panel="kreassign extensions"
+        ),
+    ] = 300000,
+    output: Annotated[
+        str, typer.Option("--output", help=_help("output"), metavar="text|json", rich_help_panel="kreassign extensions")
+    ] = "text",
+    fail_if_incomplete: Annotated[
+        bool,
+        typer.Option("--fail-if-incomplete", help=_help("fail-if-incomplete"), rich_help_panel="kreassign extensions"),
+    ] = False,
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
     zookeeper: Annotated[
         str | None,

@@ -29,12 +29,14 @@ from typing import Any, TypeVar
 from kreassign.cluster.client_config import ClientConfig
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import (
+    TRANSIENT_JAVA_EXCEPTIONS,
     AuthorizationError,
     ClusterError,
     ClusterTimeoutError,
     CommandError,
     ConfigError,
     KreassignError,
+    TransientClusterError,
     UnknownTopicOrPartitionError,
 )
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
@@ -72,6 +74,10 @@ _RESOURCE_TYPE_CODES = {ResourceType.TOPIC: 2, ResourceType.BROKER: 4}
 _DYNAMIC_SOURCES = {ResourceType.TOPIC: 1, ResourceType.BROKER: 2}  # DYNAMIC_TOPIC / DYNAMIC_BROKER
 _OPERATION_CODES = {OpType.SET: 0, OpType.DELETE: 1}
 _DESCRIBE_CLUSTER_CONTROLLERS = 2  # DescribeCluster EndpointType.CONTROLLER
+# ListOffsets: the replica id of debugging tools (the broker answers from its local log, leader or
+# follower, without isolation: the log end offset) and the LATEST timestamp.
+_DEBUGGING_REPLICA_ID = -2
+_LATEST_TIMESTAMP = -1
 
 _GRACE_S = 5.0  # on top of the client's own deadline, before giving up waiting on a future
 _POLL_INTERVAL_S = 0.05  # how often librdkafka's error callback is served while waiting
@@ -109,6 +115,8 @@ def error_for(java: JavaException) -> ClusterError:
         return UnknownTopicOrPartitionError(text)
     if java.class_name == TIMEOUT_EXCEPTION:
         return ClusterTimeoutError(text)
+    if java.class_name.removeprefix(ERRORS_PACKAGE) in TRANSIENT_JAVA_EXCEPTIONS:
+        return TransientClusterError(text)
     return ClusterError(text)
 
 
@@ -275,6 +283,10 @@ class KafkaCluster:
             from confluent_kafka.admin import AdminClient
 
             conf = {
+                # librdkafka keeps using a stopped broker (as the controller, too) until its metadata is
+                # refreshed, every 5 minutes by default: each admin call then hangs for the whole API timeout.
+                # Measured on the local cluster: 60 s hangs with the default, none with 5 s.
+                "topic.metadata.refresh.interval.ms": 5000,
                 **self.config.librdkafka_config(),
                 "bootstrap.servers": self.bootstrap_servers,
                 "logger": LIBRDKAFKA_LOG,
@@ -384,6 +396,9 @@ class KafkaCluster:
             try:
                 return await admin._send_request_to_controller(build(), errors_of, False)
             except _retriable_kafka_python_errors() as exc:
+                # kafka-python keeps the controller id it found first; if that broker went away, find the
+                # current one (in KRaft any live broker forwards to the quorum) instead of waiting for it
+                admin._controller_id = None
                 await _pause_or_time_out(admin._net, deadline, exc)
 
     async def _send_to_broker(self, broker_id: int, build: Callable[[], Any], deadline: float) -> Any:
@@ -393,6 +408,19 @@ class KafkaCluster:
                 return await manager.send(build(), node_id=broker_id)
             except _retriable_kafka_python_errors() as exc:
                 await _pause_or_time_out(manager._net, deadline, exc)
+
+    def _partitions_by_broker(
+        self, replicas: Sequence[TopicPartitionReplica], call: str
+    ) -> dict[int, dict[str, list[int]]]:
+        """The replicas grouped by broker then topic, for one kafka-python request per broker (which
+        controllers do not serve)."""
+        if self.using_controllers:
+            raise self._unsupported_with_controllers()
+        self._kafka_python_admin(call)
+        by_broker: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for replica in replicas:
+            by_broker[replica.broker_id][replica.topic].append(replica.partition)
+        return by_broker
 
     def _known_brokers(self, broker_ids: Iterable[int], call: str) -> set[int]:
         """The ids among ``broker_ids`` that kafka-python's metadata knows, refreshing it once when
@@ -550,12 +578,7 @@ class KafkaCluster:
         wanted = list(dict.fromkeys(replicas))
         if not wanted:
             return {}
-        if self.using_controllers:
-            raise self._unsupported_with_controllers()
-        self._kafka_python_admin(call)
-        by_broker: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-        for replica in wanted:
-            by_broker[replica.broker_id][replica.topic].append(replica.partition)
+        by_broker = self._partitions_by_broker(wanted, call)
         if self._known_brokers(by_broker, call) != set(by_broker):
             raise self.timeout_error(call)
         topic_type = DescribeLogDirsRequest.DescribableLogDirTopic
@@ -667,6 +690,80 @@ class KafkaCluster:
                     f"The response from broker {replica.broker_id} did not contain a result for replica {replica}",
                 )
         return failures, accepted
+
+    # -------------------------------------------------------------------------- replica state (--progress)
+    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+        """One DescribeLogDirs (all topics) per broker, all in flight at once. A replica moving between
+        log dirs counts its current log only; offline log dirs and brokers missing from the metadata
+        are left out."""
+        from kafka.protocol.admin import DescribeLogDirsRequest
+
+        call = "describeLogDirs"
+        wanted = set(broker_ids)
+        if not wanted:
+            return {}
+        if self.using_controllers:
+            raise self._unsupported_with_controllers()
+        self._kafka_python_admin(call)
+        known = self._known_brokers(wanted, call)
+        requests = {broker_id: (lambda: DescribeLogDirsRequest(topics=None)) for broker_id in sorted(known)}
+        responses = self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
+        sizes: dict[TopicPartitionReplica, int] = {}
+        for broker_id, response in responses.items():
+            if getattr(response, "error_code", 0):
+                raise error_for(java_exception(response.error_code))
+            for log_dir in response.results:
+                if log_dir.error_code:
+                    continue  # an offline log directory lists no replicas
+                for topic in log_dir.topics:
+                    for p in topic.partitions:
+                        if not p.is_future_key:
+                            sizes[TopicPartitionReplica(topic.name, p.partition_index, broker_id)] = p.partition_size
+        return sizes
+
+    def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
+        """One ListOffsets (LATEST) per broker, sent as the debugging replica (id -2): the broker then
+        answers from its own log, leader or follower, with the log end offset (not the high watermark).
+        Partition errors (not hosted, not available ...) and brokers missing from the metadata leave the
+        replica out."""
+        from kafka.protocol.consumer.offsets import ListOffsetsRequest
+
+        call = "listOffsets"
+        wanted = list(dict.fromkeys(replicas))
+        if not wanted:
+            return {}
+        by_broker = self._partitions_by_broker(wanted, call)
+        known = self._known_brokers(by_broker, call)
+        topic_type = ListOffsetsRequest.ListOffsetsTopic
+        partition_type = topic_type.ListOffsetsPartition
+
+        def builder(topics: Mapping[str, list[int]]) -> Callable[[], Any]:
+            return lambda: ListOffsetsRequest(
+                replica_id=_DEBUGGING_REPLICA_ID,
+                isolation_level=0,
+                topics=[
+                    topic_type(
+                        name=t,
+                        partitions=[
+                            partition_type(partition_index=p, timestamp=_LATEST_TIMESTAMP, current_leader_epoch=-1)
+                            for p in parts
+                        ],
+                    )
+                    for t, parts in topics.items()
+                ],
+                timeout_ms=int(self.api_timeout_s * 1000),
+                min_version=1,
+            )
+
+        requests = {b: builder(topics) for b, topics in by_broker.items() if b in known}
+        responses = self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
+        ends: dict[TopicPartitionReplica, int] = {}
+        for broker_id, response in responses.items():
+            for topic in response.topics:
+                for p in topic.partitions:
+                    if p.error_code == 0 and p.offset >= 0:
+                        ends[TopicPartitionReplica(topic.name, p.partition_index, broker_id)] = p.offset
+        return {r: ends[r] for r in wanted if r in ends}
 
     async def _send_to_brokers(self, requests: Mapping[int, Callable[[], Any]], deadline: float) -> dict[int, Any]:
         """Send one request to each broker concurrently and wait for all of them."""

@@ -99,4 +99,16 @@ class ClusterPort(Protocol):
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
 
+    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+        """Bytes of the current log of every replica hosted by these brokers (DescribeLogDirs; a replica
+        moving between log dirs counts its current log). Brokers the cluster does not know (not live) and
+        offline log dirs are left out; a known broker that does not answer in time is a ClusterTimeoutError."""
+        ...
+
+    def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
+        """The log end offset of each replica on its own broker, leader or follower (ListOffsets sent to
+        that broker as the debugging replica, id -2). Replicas their broker does not host (or cannot read
+        now) and replicas on brokers the cluster does not know are left out."""
+        ...
+
     def close(self) -> None: ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -33,6 +34,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     base = Path(args.dir)
     if (base / "cluster.json").exists():
         stop_from_state(base)
+    # every start is a fresh cluster: data of a stopped one would carry another cluster id
+    shutil.rmtree(base / "run", ignore_errors=True)
     if args.zookeeper:
         cluster: LocalKafkaCluster = ZooKeeperKafkaCluster(
             base / "run", brokers=args.brokers, chroot="/kafka", die_with_parent=False

@@ -12,6 +12,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -257,11 +258,12 @@ class LocalKafkaCluster:
         return props
 
     # ----------------------------------------------------------------- lifecycle
-    def _java(self, main_class: str, *args: str) -> list[str]:
+    def _java(self, main_class: str, *args: str, broker: bool = True) -> list[str]:
+        """A node (``broker``: its logging to the node's log) or a Kafka tool (warnings on stderr)."""
         return [
             "java",
             *NODE_JVM_OPTS,
-            *log4j_options(self.kafka_version, broker=True),
+            *log4j_options(self.kafka_version, broker=broker),
             "-cp",
             classpath(self.kafka_version),
             main_class,
@@ -398,6 +400,22 @@ class LocalKafkaCluster:
                 time.sleep(0.2)
             else:
                 raise HarnessError(f"node {node_id} did not restart in {timeout}s:\n{self.log_tail(node_id, 40)}")
+
+    def active_controller(self) -> int:
+        """The id of the KRaft quorum leader (Kafka's kafka-metadata-quorum describe --status)."""
+        cmd = self._java(
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            "--bootstrap-controller",
+            self.bootstrap_controllers,
+            "describe",
+            "--status",
+            broker=False,
+        )
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+        match = re.search(r"^LeaderId:\s+(\d+)", out, flags=re.M)
+        if match is None:
+            raise HarnessError(f"no LeaderId in kafka-metadata-quorum output:\n{out}")
+        return int(match.group(1))
 
     def stop(self) -> None:
         """Stop every node this object started: brokers first, then controllers."""

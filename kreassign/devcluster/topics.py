@@ -42,3 +42,28 @@ def _wait_until_visible(bootstrap: str, name: str, partitions: int, timeout: flo
             return
         time.sleep(0.2)
     raise RuntimeError(f"topic {name} did not appear in the metadata within {timeout}s")
+
+
+def count_messages(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, int]:
+    """Consume every partition from the beginning to its high watermark; the count per partition."""
+    import time
+
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"count-{topic}", "enable.auto.commit": False})
+    try:
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions) if ends[p] > 0])
+        counts = dict.fromkeys(range(partitions), 0)
+        positions = dict.fromkeys(range(partitions), 0)
+        deadline = time.monotonic() + timeout
+        while any(positions[p] < ends[p] for p in range(partitions)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not read {topic} to its end within {timeout}s")
+            for message in consumer.consume(500, timeout=1.0):
+                if message.error() is None:
+                    counts[message.partition()] += 1
+                    positions[message.partition()] = message.offset() + 1
+        return counts
+    finally:
+        consumer.close()

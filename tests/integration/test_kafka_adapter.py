@@ -8,68 +8,22 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
 from kreassign.cluster.client_config import ClientConfig
 from kreassign.cluster.kafka import KafkaCluster
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
-from kreassign.devcluster.topics import create_topic
 from kreassign.errors import ClusterError, ClusterTimeoutError, CommandError, UnknownTopicOrPartitionError
 from kreassign.model import PartitionReassignment, TopicPartition, TopicPartitionReplica
+from tests.integration.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 ERRORS = "org.apache.kafka.common.errors."
 THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 60, interval: float = 0.3) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met in {timeout} s")
-        time.sleep(interval)
-
-
-@pytest.fixture(scope="module")
-def adapter(kafka_cluster) -> Iterator[KafkaCluster]:
-    cluster = KafkaCluster(kafka_cluster.bootstrap_servers)
-    yield cluster
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
-def topics(kafka_cluster, adapter) -> Iterator[Callable[..., str]]:
-    """Creates uniquely named topics with an explicit layout; deletes them after the module."""
-    created: list[str] = []
-
-    def known(name: str, partitions: int) -> bool:
-        try:
-            return len(adapter.describe_topics([name])[name]) == partitions
-        except UnknownTopicOrPartitionError:
-            return False
-
-    def create(layout: list[list[int]], messages: int = 0, size: int = 100) -> str:
-        name = f"adapter-{uuid.uuid4().hex[:10]}"
-        create_topic(kafka_cluster.bootstrap_servers, name, layout, messages=messages, size=size)
-        created.append(name)
-        # every broker must know the topic (metadata reaches them one by one)
-        wait_until(lambda: all(known(name, len(layout)) for _ in range(5)))
-        return name
-
-    yield create
-    if created:
-        admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap_servers})
-        for future in admin.delete_topics(created, operation_timeout=30).values():
-            future.result(timeout=60)
 
 
 def replicas_of(adapter: KafkaCluster, topic: str) -> list[tuple[int, ...]]:

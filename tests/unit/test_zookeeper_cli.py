@@ -65,8 +65,8 @@ CASES = [
     ),
     (
         "unknown-option-first",
-        [*ZK, "--list", "--max-partition-movements", "3"],
-        "max-partition-movements is not a recognized option\n",
+        [*ZK, "--list", "--max-partitions", "3"],
+        "max-partitions is not a recognized option\n",
     ),
     (
         "one-action-first",

@@ -1,0 +1,321 @@
+"""--execute with --max-*-movements (KIP-435 batches), --dry-run, and --cancel of a batched plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kreassign.actions.common import Output
+from kreassign.actions.execute import CANNOT_EXECUTE_BECAUSE_OF_EXISTING, check_plan_against_cluster, print_rollback
+from kreassign.cluster.port import ClusterPort
+from kreassign.errors import CommandError, TerseError
+from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
+from kreassign.execution.journal import Journal, JournalState, default_journal_path, plan_id
+from kreassign.execution.throttles import record_throttles, restore_recorded
+from kreassign.formats import format_reassignment_json
+from kreassign.humanize import format_bytes, format_duration
+from kreassign.model import ReassignmentPlan, TopicPartition
+from kreassign.planning.steps import Limits, Round, plan_rounds
+
+RESUMABLE = ("running", "interrupted", "failed")
+
+
+@dataclass(frozen=True)
+class BatchedOptions:
+    limits: Limits
+    throttle: int = -1
+    log_dir_throttle: int = -1
+    additional: bool = False
+    allow_replication_factor_change: bool = True
+    journal_path: str | None = None
+    poll_interval: float = 1.0
+    stall_timeout: float = 300.0
+    dry_run: bool = False
+    output: str = "text"
+
+
+def journal_for(plan: ReassignmentPlan, path: str | None) -> Journal:
+    return Journal(path if path else default_journal_path(plan.targets()))
+
+
+def execute_batched(
+    port: ClusterPort,
+    plan: ReassignmentPlan,
+    options: BatchedOptions,
+    out: Output,
+    reporter: Reporter,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    on_start: Callable[[], object] = lambda: None,
+) -> Outcome | None:
+    """Runs the plan to its end (or prints it with --dry-run). Returns the outcome, None for a dry run or a
+    request handed to the process that already runs this plan."""
+    if plan.log_dirs:
+        raise CommandError(
+            "A batched reassignment moves replicas between brokers only; run the log-dir moves "
+            '(log_dirs other than "any") with a plain --execute once the batched run is done'
+        )
+    targets = plan.targets()
+    journal = journal_for(plan, options.journal_path)
+
+    if not options.dry_run and journal.is_running_elsewhere():
+        return _hand_over(journal, options, out)
+
+    resumed: JournalState | None = None
+    if not options.dry_run and journal.exists():
+        previous = journal.load()
+        if previous.plan_id != plan_id(targets):
+            raise CommandError(
+                f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
+            )
+        if previous.status in RESUMABLE:
+            resumed = previous
+
+    current, live = check_plan_against_cluster(port, targets)
+    original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
+    # the rollback file names no log dirs, so that it can be run batched too
+    rollback = format_reassignment_json(original, {})
+    if resumed:
+        out(
+            "Current partition replica assignment\n\n"
+            + rollback
+            + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
+        )
+    else:
+        print_rollback(port, current, live, out)
+
+    if options.dry_run:
+        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
+        out(render_rounds(rounds, options.limits, options.output))
+        return None
+
+    running = port.list_reassignments()
+    ours = set(resumed.in_flight) if resumed else set()
+    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
+    if conflicts:
+        raise CommandError(
+            "A reassignment not started by this plan is running on "
+            + ",".join(map(str, conflicts))
+            + "; wait for it to finish or --cancel it first"
+        )
+    if not options.additional and any(tp not in ours for tp in running):
+        raise TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
+
+    if not journal.try_lock():  # lost a race with another run of the same plan
+        return _hand_over(journal, options, out)
+    try:
+        if resumed:
+            state = resumed
+            state.status, state.pid = "running", os.getpid()
+            if options.throttle >= 0:
+                state.throttle = options.throttle
+            if options.log_dir_throttle >= 0:
+                state.log_dir_throttle = options.log_dir_throttle
+            done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
+            out(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
+        else:
+            topics = {tp.topic for tp in targets}
+            brokers = {b for r in targets.values() for b in r} | {b for r in original.values() for b in r}
+            state = JournalState(
+                plan_id=plan_id(targets),
+                status="running",
+                original=dict(original),
+                target=dict(targets),
+                limits={
+                    "partitions": options.limits.partitions,
+                    "replicas": options.limits.replicas,
+                    "leaders": options.limits.leaders,
+                },
+                throttle=options.throttle,
+                log_dir_throttle=options.log_dir_throttle,
+                recorded_throttles=record_throttles(port, topics, brokers),
+                pid=os.getpid(),
+                started=time.time(),
+            )
+        journal.clear_control()
+        journal.save(state)
+        journal.write_rollback(rollback + "\n")
+        out(f"Journal: {journal.path}\n")
+        out(f"Rollback: {journal.rollback_path}\n")
+        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
+        out(
+            f"Moving {len(targets)} partition(s) in {sum(len(r.steps) for r in rounds)} step(s), "
+            f"{options.limits.describe()}.\n"
+        )
+        on_start()
+        executor = BatchedExecutor(
+            port,
+            journal,
+            state,
+            options.limits,
+            reporter,
+            allow_replication_factor_change=options.allow_replication_factor_change,
+            poll_interval=options.poll_interval,
+            stall_timeout=options.stall_timeout,
+            clock=clock,
+            sleep=sleep,
+        )
+        outcome = executor.run()
+    finally:
+        journal.unlock()
+    out(render_outcome(outcome, journal, options.throttle >= 0 or options.log_dir_throttle >= 0) + "\n")
+    for problem in executor.cleanup_problems:
+        out(f"Warning: {problem}\n")
+    return outcome
+
+
+def _hand_over(journal: Journal, options: BatchedOptions, out: Output) -> None:
+    """Another process runs this plan: with --additional, pass it the new throttle; otherwise refuse."""
+    pid = _journal_pid(journal)
+    if not options.additional:
+        raise TerseError(
+            f"A batched reassignment of this plan is running (pid {pid}, journal {journal.path}). "
+            "Use --additional with --throttle to change its throttle, or --cancel to stop it."
+        )
+    changes = {}
+    if options.throttle >= 0:
+        changes["throttle"] = options.throttle
+    if options.log_dir_throttle >= 0:
+        changes["log_dir_throttle"] = options.log_dir_throttle
+    if not changes:
+        out(f"A batched reassignment of this plan is already running (pid {pid}); nothing to change.\n")
+        return None
+    journal.request(**changes)
+    out(f"The batched reassignment running as pid {pid} will use the new throttle from its next poll.\n")
+    return None
+
+
+def _journal_pid(journal: Journal) -> int | str:
+    try:
+        return journal.load().pid
+    except CommandError:
+        return "unknown"
+
+
+def render_rounds(rounds: list[Round], limits: Limits, output: str) -> str:
+    if output == "json":
+        document = {
+            "version": 1,
+            "kind": "batched-plan",
+            "limits": {"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
+            "rounds": [
+                {
+                    "round": r.number,
+                    "steps": [
+                        {
+                            "topic": s.partition.topic,
+                            "partition": s.partition.partition,
+                            "source": list(s.source),
+                            "target": list(s.target),
+                            "adding": list(s.adding),
+                            "removing": list(s.removing),
+                            "moves_leader": s.moves_leader,
+                        }
+                        for s in r.steps
+                    ],
+                }
+                for r in rounds
+            ],
+        }
+        return json.dumps(document, indent=2) + "\n"
+    steps = sum(len(r.steps) for r in rounds)
+    lines = [
+        f"Batched plan (dry run, nothing changed): {steps} step(s) in {len(rounds)} round(s), {limits.describe()}.",
+        "A round starts when the previous one is done; the executor itself starts a step as soon as a slot frees up.",
+    ]
+    for r in rounds:
+        lines.append(f"Round {r.number}:")
+        lines.extend(f"  {s.describe()}" for s in r.steps)
+    return "\n".join(lines) + "\n"
+
+
+def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
+    took = format_duration(outcome.elapsed)
+    moved = "" if outcome.bytes_moved is None else f", {format_bytes(outcome.bytes_moved)} copied"
+    restored = " Throttles restored." if throttled else ""
+    if outcome.status == "completed":
+        return (
+            f"Batched reassignment complete: {outcome.partitions} partition(s) at their target after "
+            f"{outcome.steps_done} step(s){moved} in {took}.{restored}"
+        )
+    lines = [
+        f"Batched reassignment {outcome.status}"
+        + (f" ({outcome.message})" if outcome.message else "")
+        + f": {outcome.partitions_done} of {outcome.partitions} partition(s) at their target after "
+        f"{outcome.steps_done} step(s){moved} in {took}.{restored}"
+    ]
+    if outcome.reverted:
+        lines.append("Reverted the steps in flight of " + ",".join(str(tp) for tp in sorted(outcome.reverted)) + ".")
+    for tp, reason in sorted(outcome.failures.items()):
+        lines.append(f"{tp}: {reason}")
+    lines.append("Run the same command again to resume from where it stopped.")
+    lines.append(f"To roll back to the original assignment: --execute --reassignment-json-file {journal.rollback_path}")
+    return "\n".join(lines)
+
+
+def cancel_batched(
+    port: ClusterPort,
+    plan: ReassignmentPlan,
+    journal_path: str | None,
+    out: Output,
+    *,
+    wait_s: float = 120.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """--cancel of a plan that has a journal: stop its run, revert the step in flight, restore throttles.
+    Returns False when the plan has no journal to act on (the Apache --cancel applies then)."""
+    journal = journal_for(plan, journal_path)
+    if not journal.exists():
+        return False
+    state = journal.load()
+    if state.plan_id != plan_id(plan.targets()) or state.status not in RESUMABLE:
+        return False
+    if journal.is_running_elsewhere():
+        journal.request(cancel=True)
+        deadline = clock() + wait_s
+        while journal.is_running_elsewhere():
+            if clock() >= deadline:
+                raise CommandError(
+                    f"The batched reassignment (pid {state.pid}) did not stop within {wait_s:.0f} s; "
+                    f"the cancel request stays in {journal.control_path}"
+                )
+            sleep(0.2)
+        state = journal.load()
+        out(
+            f"Cancelled the batched reassignment run by pid {state.pid}"
+            + (f" ({state.message})" if state.message else "")
+            + ".\n"
+        )
+    else:
+        if not journal.try_lock():  # pragma: no cover - a run started between the two checks
+            raise CommandError("A batched run of this plan just started; run --cancel again")
+        try:
+            in_flight = list(state.in_flight)
+            reverted: list[TopicPartition] = []
+            if in_flight:
+                running = port.list_reassignments(in_flight)
+                ours = [tp for tp in in_flight if tp in running]
+                errors = port.alter_reassignments({tp: None for tp in ours}) if ours else {}
+                reverted = [tp for tp in ours if tp not in errors]
+                for tp in sorted(errors):
+                    out(f"Could not cancel the step of {tp}: {errors[tp]}\n")
+            restore_recorded(port, state.recorded_throttles)
+            state.in_flight = {}
+            state.status, state.message = "cancelled", "cancelled by --cancel after the run had stopped"
+            journal.save(state)
+        finally:
+            journal.unlock()
+        out(
+            "Cancelled the batched reassignment"
+            + (f"; reverted the steps in flight of {','.join(str(tp) for tp in sorted(reverted))}" if reverted else "")
+            + "; throttles restored.\n"
+        )
+    done = sum(state.steps_done.values())
+    out(f"{done} step(s) had completed. Journal: {journal.path}\n")
+    out(f"To roll back to the original assignment: --execute --reassignment-json-file {journal.rollback_path}\n")
+    return True

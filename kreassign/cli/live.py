@@ -1,0 +1,118 @@
+"""Progress of a batched run on stderr: a rich live display on a terminal, a plain line every few
+seconds otherwise. stdout keeps the command's own text."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from kreassign.execution.executor import Progress
+from kreassign.humanize import format_bytes, format_duration
+
+
+def progress_line(p: Progress) -> str:
+    line = (
+        f"{p.done}/{p.partitions} partitions done, {p.moving} moving, {p.waiting} waiting; "
+        f"steps {p.steps_done}/{p.steps_total}"
+    )
+    if p.bytes_total is not None and p.bytes_moved is not None:
+        line += f"; {format_bytes(p.bytes_moved)} of {format_bytes(p.bytes_total)} copied"
+        if p.rate is not None:
+            line += f", {format_bytes(p.rate)}/s, ETA {format_duration(p.eta)}"
+    line += f"; elapsed {format_duration(p.elapsed)}"
+    return line
+
+
+class PlainReporter:
+    """For logs and pipes: events as they happen, the progress line every ``interval`` seconds."""
+
+    def __init__(
+        self, stream: TextIO | None = None, interval: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.stream = stream or sys.stderr
+        self.interval = interval
+        self.clock = clock
+        self._last: float | None = None
+
+    def event(self, message: str) -> None:
+        self.stream.write(f"kreassign: {message}\n")
+        self.stream.flush()
+
+    def progress(self, progress: Progress) -> None:
+        now = self.clock()
+        if self._last is not None and now - self._last < self.interval:
+            return
+        self._last = now
+        self.stream.write(f"kreassign: {progress_line(progress)}\n")
+        for note in progress.notes:
+            self.stream.write(f"kreassign:   {note}\n")
+        self.stream.flush()
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class RichReporter:
+    """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA) on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self._live = None
+        self._last: Progress | None = None
+
+    def start(self) -> None:
+        from rich.live import Live
+
+        self._live = Live(self._render(None), console=self.console, refresh_per_second=4, transient=False)
+        self._live.start()
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def event(self, message: str) -> None:
+        self.console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}", highlight=False)
+
+    def progress(self, progress: Progress) -> None:
+        self._last = progress
+        if self._live is not None:
+            self._live.update(self._render(progress))
+
+    def _render(self, p: Progress | None):
+        from rich.panel import Panel
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold")
+        table.add_column()
+        if p is None:
+            table.add_row("kreassign", "starting ...")
+            return Panel(table, title="batched reassignment", expand=False)
+        table.add_row("partitions", f"{p.done} done, {p.moving} moving, {p.waiting} waiting (of {p.partitions})")
+        table.add_row("steps", f"{p.steps_done} of {p.steps_total}")
+        table.add_row("", ProgressBar(total=max(1, p.steps_total), completed=p.steps_done, width=40))
+        if p.bytes_total is not None and p.bytes_moved is not None:
+            table.add_row("copied", f"{format_bytes(p.bytes_moved)} of {format_bytes(p.bytes_total)}")
+            table.add_row("", ProgressBar(total=max(1, p.bytes_total), completed=p.bytes_moved, width=40))
+            rate = "measuring" if p.rate is None else f"{format_bytes(p.rate)}/s"
+            table.add_row("rate", rate)
+            table.add_row("ETA", format_duration(p.eta))
+        table.add_row("elapsed", format_duration(p.elapsed))
+        for note in p.notes:
+            table.add_row("note", note)
+        return Panel(table, title="kreassign batched reassignment", expand=False)
+
+
+def make_reporter(interval: float = 10.0):
+    if sys.stderr.isatty():
+        return RichReporter()
+    return PlainReporter(interval=interval)

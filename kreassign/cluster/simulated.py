@@ -1,0 +1,256 @@
+"""An in-memory Kafka cluster that implements ``ClusterPort``, with a clock of its own.
+
+It follows the Kafka behaviour the executor depends on: a reassignment adds the target's new replicas,
+which copy the partition at the broker's bandwidth (or at the follower throttle rate, when the replica is
+listed in ``follower.replication.throttled.replicas`` and the broker has a rate), join the ISR when they
+have caught up, and the reassignment completes only when every target replica is in sync; then the
+removed replicas go, and a leader that is no longer a replica is replaced by the first in-sync target
+replica. Cancelling restores the replicas the partition had before. Brokers can be stopped and started.
+Time only moves when ``advance`` (or ``sleep``) is called, so tests need no real sleeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
+from kreassign.errors import UnknownTopicOrPartitionError
+from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS
+
+
+@dataclass
+class _Partition:
+    replicas: list[int]
+    isr: list[int]
+    leader: int | None
+    size: int  # bytes
+    end_offset: int  # messages
+    copied: dict[int, float] = field(default_factory=dict)  # bytes copied by replicas being added
+    original: list[int] | None = None  # set while a reassignment runs
+    target: list[int] | None = None
+
+
+class SimulatedCluster:
+    def __init__(self, brokers: Iterable[Broker], bandwidth: float = 50_000_000.0) -> None:
+        self.brokers = {b.id: b for b in brokers}
+        self.offline: set[int] = set()
+        self.bandwidth = bandwidth  # bytes/s a broker fetches unthrottled
+        self.now = 0.0
+        self.partitions: dict[TopicPartition, _Partition] = {}
+        self.configs: dict[ConfigResource, dict[str, str]] = {}
+        self.calls: list[str] = []  # every mutating call, for tests
+        self.fail_next: dict[str, Exception] = {}  # method name -> exception raised once
+
+    # ---- set-up and time
+    def add_topic(self, name: str, assignment: Sequence[Sequence[int]], size: int = 0, messages: int = 0) -> None:
+        for p, replicas in enumerate(assignment):
+            self.partitions[TopicPartition(name, p)] = _Partition(
+                list(replicas), list(replicas), replicas[0], size, messages
+            )
+
+    def stop_broker(self, broker_id: int) -> None:
+        self.offline.add(broker_id)
+        for part in self.partitions.values():
+            if broker_id in part.isr:
+                part.isr.remove(broker_id)
+            if part.leader == broker_id:
+                part.leader = next((r for r in part.replicas if r in part.isr), None)
+
+    def start_broker(self, broker_id: int) -> None:
+        self.offline.discard(broker_id)
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for tp, part in self.partitions.items():
+            if part.leader is None and any(r not in self.offline for r in part.replicas):
+                part.leader = next(r for r in part.replicas if r not in self.offline)
+                part.isr = [part.leader]
+            for r in part.replicas:  # a restarted follower catches up at once (it has the data)
+                if r not in part.isr and r not in self.offline and r not in part.copied and part.leader is not None:
+                    part.isr.append(r)
+            if part.target is None:
+                continue
+            for r, copied in list(part.copied.items()):
+                if r in self.offline or part.leader is None or r in part.isr:
+                    continue
+                part.copied[r] = min(part.size, copied + self._rate(tp, r) * seconds)
+                if part.copied[r] >= part.size:
+                    part.isr.append(r)
+            if all(r in part.isr for r in part.target):
+                self._complete(part)
+
+    def _rate(self, tp: TopicPartition, broker: int) -> float:
+        topic = self.configs.get(ConfigResource(ResourceType.TOPIC, tp.topic), {})
+        throttled = topic.get(FOLLOWER_THROTTLED_REPLICAS, "")
+        entries = {e.strip() for e in throttled.split(",")}
+        rate = self.configs.get(ConfigResource(ResourceType.BROKER, str(broker)), {}).get(FOLLOWER_THROTTLED_RATE)
+        if rate is not None and ("*" in entries or f"{tp.partition}:{broker}" in entries):
+            return min(self.bandwidth, float(rate))
+        return self.bandwidth
+
+    def _complete(self, part: _Partition) -> None:
+        assert part.target is not None
+        self._end_reassignment(part, part.target)
+
+    @staticmethod
+    def _end_reassignment(part: _Partition, replicas: Sequence[int]) -> None:
+        """The reassignment is over (done or cancelled): these replicas stay, the others go."""
+        part.replicas = list(replicas)
+        part.isr = [r for r in part.replicas if r in part.isr]
+        if part.leader not in part.replicas:
+            part.leader = next((r for r in part.replicas if r in part.isr), None)
+        part.original = part.target = None
+        part.copied = {}
+
+    def _fail_if_asked(self, name: str) -> None:
+        if name in self.fail_next:
+            raise self.fail_next.pop(name)
+
+    # ---- ClusterPort
+    def describe_brokers(self) -> list[Broker]:
+        self._fail_if_asked("describe_brokers")
+        return [b for i, b in sorted(self.brokers.items()) if i not in self.offline]
+
+    def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        self._fail_if_asked("describe_topics")
+        result: dict[str, list[PartitionInfo]] = {}
+        for topic in topics:
+            parts = sorted((tp, p) for tp, p in self.partitions.items() if tp.topic == topic)
+            if not parts:
+                raise UnknownTopicOrPartitionError(
+                    f"org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic {topic} not found."
+                )
+            result[topic] = [PartitionInfo(tp.partition, tuple(p.replicas), tuple(p.isr), p.leader) for tp, p in parts]
+        return result
+
+    def list_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        self._fail_if_asked("list_reassignments")
+        wanted = None if partitions is None else set(partitions)
+        result = {}
+        for tp, part in self.partitions.items():
+            if part.target is None or (wanted is not None and tp not in wanted):
+                continue
+            assert part.original is not None
+            result[tp] = PartitionReassignment(
+                tuple(part.replicas),
+                tuple(r for r in part.target if r not in part.original),
+                tuple(r for r in part.original if r not in part.target),
+            )
+        return result
+
+    def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None], allow_replication_factor_change: bool = True
+    ) -> dict[TopicPartition, str]:
+        self._fail_if_asked("alter_reassignments")
+        self.calls.append(f"alter_reassignments {sorted((str(k), v) for k, v in targets.items())}")
+        errors = {}
+        for tp, target in targets.items():
+            part = self.partitions.get(tp)
+            if part is None:
+                errors[tp] = "This server does not host this topic-partition."
+                continue
+            if target is None:
+                if part.target is None:
+                    errors[tp] = "There is no ongoing reassignment for this partition."
+                    continue
+                assert part.original is not None
+                self._end_reassignment(part, part.original)
+                continue
+            unknown = [b for b in target if b not in self.brokers]
+            if unknown:
+                errors[tp] = (
+                    f"The manual partition assignment includes broker {unknown[0]}, but no such broker is registered."
+                )
+                continue
+            original = part.original if part.original is not None else list(part.replicas)
+            part.original = original
+            part.target = list(target)
+            part.replicas = list(target) + [r for r in original if r not in target]
+            for r in target:
+                if r not in original and r not in part.copied:
+                    part.copied[r] = 0.0
+            if all(r in part.isr for r in part.target):
+                self._complete(part)
+        return errors
+
+    def describe_replica_log_dirs(
+        self, replicas: Iterable[TopicPartitionReplica]
+    ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
+        result = {}
+        for r in replicas:
+            part = self.partitions.get(TopicPartition(r.topic, r.partition))
+            if part is not None and r.broker_id in part.replicas and r.broker_id not in self.offline:
+                result[r] = ReplicaLogDirInfo(f"/sim/{r.broker_id}/data")
+        return result
+
+    def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
+        return set()
+
+    def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
+        self._fail_if_asked("describe_configs")
+        return {r: dict(self.configs.get(r, {})) for r in resources}
+
+    def incremental_alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None:
+        self._fail_if_asked("incremental_alter_configs")
+        for resource, ops in changes.items():
+            self.calls.append(f"alter_configs {resource.type.value} {resource.name} {[(o.name, o.value) for o in ops]}")
+            values = self.configs.setdefault(resource, {})
+            for op in ops:
+                if op.op is OpType.SET:
+                    values[op.name] = str(op.value)
+                else:
+                    values.pop(op.name, None)
+            if not values:
+                del self.configs[resource]
+
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
+        errors = {}
+        for tp in partitions:
+            part = self.partitions[tp]
+            preferred = part.replicas[0]
+            if part.leader == preferred:
+                continue
+            if preferred in part.isr and preferred not in self.offline:
+                part.leader = preferred
+            else:
+                errors[tp] = "The preferred leader was not available."
+        return errors
+
+    def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.partitions[tp].end_offset for tp in partitions}
+
+    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+        self._fail_if_asked("replica_sizes")
+        wanted = set(broker_ids) - self.offline
+        result = {}
+        for tp, part in self.partitions.items():
+            for r in part.replicas:
+                if r in wanted:
+                    size = int(part.copied[r]) if r in part.copied else part.size
+                    result[TopicPartitionReplica(tp.topic, tp.partition, r)] = size
+        return result
+
+    def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
+        result = {}
+        for r in replicas:
+            part = self.partitions.get(TopicPartition(r.topic, r.partition))
+            if part is None or r.broker_id not in part.replicas or r.broker_id in self.offline:
+                continue
+            if r.broker_id in part.copied and part.size:
+                result[r] = int(part.end_offset * part.copied[r] / part.size)
+            else:
+                result[r] = part.end_offset
+        return result
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,215 @@
+"""The journal of a batched reassignment: what a later run needs to resume, cancel or roll back.
+
+One JSON file per plan (default ``$XDG_STATE_HOME/kreassign/<plan id>.json``), written atomically
+(temporary file, fsync, rename) and readable by its owner only. Next to it:
+
+* ``<journal>.lock``: held (``flock``) by the process that runs the plan, so a second run of the same
+  command knows the plan is being executed, and a run after a crash or ``kill -9`` knows it is not;
+* ``<journal>.control``: requests to the running process (a new throttle, cancel), read on every poll;
+* ``<stem>-rollback.json``: the original assignment in the Apache reassignment format.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kreassign.errors import CommandError
+from kreassign.model import TopicPartition
+
+JOURNAL_VERSION = 1
+
+
+def plan_id(targets: Mapping[TopicPartition, Sequence[int]]) -> str:
+    """Same plan file content (whatever its order or formatting), same id."""
+    canonical = json.dumps(sorted([tp.topic, tp.partition, list(r)] for tp, r in targets.items()))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "kreassign" / f"{plan_id(targets)}.json"
+
+
+def _key(tp: TopicPartition) -> str:
+    return f"{tp.topic}\t{tp.partition}"
+
+
+def _tp(key: str) -> TopicPartition:
+    topic, _, partition = key.rpartition("\t")
+    return TopicPartition(topic, int(partition))
+
+
+@dataclass
+class JournalState:
+    plan_id: str
+    status: str  # running, completed, cancelled, interrupted, failed
+    original: dict[TopicPartition, tuple[int, ...]]
+    target: dict[TopicPartition, tuple[int, ...]]
+    limits: dict[str, int | None]
+    throttle: int = -1
+    log_dir_throttle: int = -1
+    # throttle configs as they were before the first step: {"topic"|"broker": {name: {config: value|None}}}
+    recorded_throttles: dict[str, dict[str, dict[str, str | None]]] = field(default_factory=dict)
+    in_flight: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    steps_done: dict[TopicPartition, int] = field(default_factory=dict)
+    pid: int = 0
+    started: float = 0.0
+    updated: float = 0.0
+    message: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "version": JOURNAL_VERSION,
+            "kind": "kreassign-journal",
+            "plan_id": self.plan_id,
+            "status": self.status,
+            "message": self.message,
+            "pid": self.pid,
+            "started": self.started,
+            "updated": self.updated,
+            "limits": self.limits,
+            "throttle": self.throttle,
+            "log_dir_throttle": self.log_dir_throttle,
+            "recorded_throttles": self.recorded_throttles,
+            "partitions": [
+                {
+                    "topic": tp.topic,
+                    "partition": tp.partition,
+                    "original": list(self.original.get(tp, ())),
+                    "target": list(target),
+                    "in_flight": None if tp not in self.in_flight else list(self.in_flight[tp]),
+                    "steps_done": self.steps_done.get(tp, 0),
+                }
+                for tp, target in self.target.items()
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> JournalState:
+        if data.get("kind") != "kreassign-journal" or data.get("version") != JOURNAL_VERSION:
+            raise ValueError("not a kreassign journal of version 1")
+        state = cls(
+            plan_id=data["plan_id"],
+            status=data["status"],
+            original={},
+            target={},
+            limits=data.get("limits", {}),
+            throttle=data.get("throttle", -1),
+            log_dir_throttle=data.get("log_dir_throttle", -1),
+            recorded_throttles=data.get("recorded_throttles", {}),
+            pid=data.get("pid", 0),
+            started=data.get("started", 0.0),
+            updated=data.get("updated", 0.0),
+            message=data.get("message", ""),
+        )
+        for entry in data["partitions"]:
+            tp = TopicPartition(entry["topic"], entry["partition"])
+            state.original[tp] = tuple(entry["original"])
+            state.target[tp] = tuple(entry["target"])
+            if entry.get("in_flight") is not None:
+                state.in_flight[tp] = tuple(entry["in_flight"])
+            state.steps_done[tp] = entry.get("steps_done", 0)
+        return state
+
+
+class Journal:
+    """The journal file and its lock and control files."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.control_path = self.path.with_name(self.path.name + ".control")
+        self.rollback_path = self.path.with_name(self.path.stem + "-rollback.json")
+        self._lock_fd: int | None = None
+
+    # ---- the journal itself
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def load(self) -> JournalState:
+        try:
+            return JournalState.from_json(json.loads(self.path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise CommandError(f"No journal at {self.path}") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CommandError(
+                f"The journal {self.path} cannot be read ({exc}); remove it or pass --journal-file"
+            ) from None
+
+    def save(self, state: JournalState) -> None:
+        state.updated = time.time()
+        self._write_private(self.path, json.dumps(state.to_json(), indent=1) + "\n")
+
+    def write_rollback(self, text: str) -> None:
+        self._write_private(self.rollback_path, text)
+
+    def _write_private(self, path: Path, text: str) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")  # mode 0600
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise CommandError(f"Cannot write {path}: {exc.strerror or exc}") from None
+
+    # ---- the lock held while a process runs the plan
+    def try_lock(self) -> bool:
+        """Take the run lock; False when another process holds it."""
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise CommandError(f"Cannot create {self.lock_path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        return True
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def is_running_elsewhere(self) -> bool:
+        if self._lock_fd is not None:
+            return False
+        if not self.lock_path.exists():
+            return False
+        if self.try_lock():
+            self.unlock()
+            return False
+        return True
+
+    # ---- requests to the running process
+    def read_control(self) -> dict:
+        try:
+            data = json.loads(self.control_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def request(self, **changes: object) -> None:
+        control = self.read_control()
+        control.update(changes)
+        self._write_private(self.control_path, json.dumps(control) + "\n")
+
+    def clear_control(self) -> None:
+        self.control_path.unlink(missing_ok=True)

@@ -1,0 +1,332 @@
+"""Where each replica of a reassignment stands: in sync, or how far behind, how fast, and when done (pure).
+
+``--progress`` (KIP-179) reports one row per partition of the plan and per target broker. The cluster
+is read by ``kreassign.actions.progress``; this module only computes:
+
+* per (partition, target broker) a ``ReplicaProgress``: status (``in_sync``, ``behind``,
+  ``unknown_topic``, ``unknown_partition``, ``unknown_broker``, ``not_hosted``), messages and bytes
+  behind the leader, the observed copy rate and an ETA;
+* per partition a ``PartitionProgress``: where the partition stands against its target
+  (``complete``, ``moving``, ``not_at_target``, ``unknown_topic``, ``unknown_partition``), and its
+  under-replication class after KIP-352: ``reassigning`` when every replica missing from the ISR is
+  being added by a reassignment, ``under-replicated`` when a replica of the original set is out of it;
+* the outcome of the whole plan (``complete``, ``in_progress``, ``not_at_target``), which
+  ``--fail-if-incomplete`` turns into exit statuses 0, 2 and 3; and the same outcome for ``--verify``.
+
+In-sync means "in the ISR" (the broker's own definition). Lag is the leader's log end offset minus
+the replica's, both read from the brokers themselves; bytes behind is the leader's log size minus the
+replica's (DescribeLogDirs). A replica that is being added but has no log yet is behind by the whole
+leader log (messages counted from offset 0). The rate is how fast the replica's log grew between two
+samples; the ETA divides the bytes behind by how fast that gap closed (copy rate minus the leader's
+own growth), or by the message gap's closing rate when sizes are missing. No closing rate, no ETA.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.states import LogDirMoveState, PartitionState
+
+IN_SYNC = "in_sync"
+BEHIND = "behind"
+UNKNOWN_TOPIC = "unknown_topic"
+UNKNOWN_PARTITION = "unknown_partition"
+UNKNOWN_BROKER = "unknown_broker"
+NOT_HOSTED = "not_hosted"
+
+COMPLETE = "complete"
+MOVING = "moving"
+NOT_AT_TARGET = "not_at_target"
+
+IN_PROGRESS = "in_progress"
+"""Outcome of a plan some of whose moves still run, or with a replica behind."""
+
+URP_REASSIGNING = "reassigning"
+URP_UNDER_REPLICATED = "under-replicated"
+
+
+@dataclass(frozen=True)
+class ReplicaSample:
+    """What the brokers said at one instant: each replica's log end offset and log size."""
+
+    at: float
+    log_end_offsets: Mapping[TopicPartitionReplica, int] = field(default_factory=dict)
+    sizes: Mapping[TopicPartitionReplica, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReplicaProgress:
+    topic: str
+    partition: int
+    broker: int
+    status: str
+    log_end_offset: int | None = None
+    messages_behind: int | None = None
+    bytes_behind: int | None = None
+    rate_bytes_per_s: float | None = None
+    eta_s: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The KIP-179 status text."""
+        return status_text(self)
+
+
+@dataclass(frozen=True)
+class PartitionProgress:
+    topic: str
+    partition: int
+    state: str
+    target: tuple[int, ...]
+    current: tuple[int, ...] | None = None
+    isr: tuple[int, ...] | None = None
+    leader: int | None = None
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+    urp: str | None = None
+    replicas: tuple[ReplicaProgress, ...] = ()
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class ProgressReport:
+    partitions: tuple[PartitionProgress, ...]
+    interval_s: float | None = None
+    """Seconds between the two samples the rates come from; None with a single sample."""
+
+    @property
+    def outcome(self) -> str:
+        return progress_outcome(self)
+
+
+def status_text(row: ReplicaProgress) -> str:
+    if row.status == IN_SYNC:
+        return "In sync"
+    if row.status == BEHIND:
+        if row.messages_behind is None:
+            return "Behind: leader unavailable"
+        return f"Behind: {row.messages_behind} messages behind"
+    return {
+        UNKNOWN_TOPIC: "Unknown topic",
+        UNKNOWN_PARTITION: "Unknown partition",
+        UNKNOWN_BROKER: "Unknown broker",
+        NOT_HOSTED: "Broker does not host this partition",
+    }[row.status]
+
+
+def classify_urp(info: PartitionInfo, reassignment: PartitionReassignment | None) -> str | None:
+    """KIP-352: a partition whose only replicas out of the ISR are being added is ``reassigning``;
+    one with a replica of its original set out of the ISR is ``under-replicated``; else None."""
+    missing = [b for b in info.replicas if b not in info.isr]
+    if not missing:
+        return None
+    adding = set(reassignment.adding) if reassignment else set()
+    return URP_REASSIGNING if all(b in adding for b in missing) else URP_UNDER_REPLICATED
+
+
+def _rate(
+    first: Mapping[TopicPartitionReplica, int],
+    second: Mapping[TopicPartitionReplica, int],
+    key: TopicPartitionReplica,
+    dt: float | None,
+) -> float | None:
+    if dt is None or dt <= 0 or key not in first or key not in second:
+        return None
+    return (second[key] - first[key]) / dt
+
+
+def _gap(leader: int | None, replica: int | None) -> int | None:
+    return None if leader is None or replica is None else max(leader - replica, 0)
+
+
+def _replica_row(
+    tp: TopicPartition,
+    broker: int,
+    info: PartitionInfo,
+    live: set[int],
+    first: ReplicaSample | None,
+    last: ReplicaSample,
+    dt: float | None,
+) -> ReplicaProgress:
+    base = {"topic": tp.topic, "partition": tp.partition, "broker": broker}
+    if broker not in live:
+        return ReplicaProgress(**base, status=UNKNOWN_BROKER)
+    if broker not in info.replicas:
+        return ReplicaProgress(**base, status=NOT_HOSTED)
+    replica = TopicPartitionReplica(tp.topic, tp.partition, broker)
+    leader = TopicPartitionReplica(tp.topic, tp.partition, info.leader) if info.leader is not None else None
+    leo = last.log_end_offsets.get(replica)
+    leader_leo = last.log_end_offsets.get(leader) if leader else None
+    size = last.sizes.get(replica)
+    leader_size = last.sizes.get(leader) if leader else None
+    if broker in info.isr:
+        return ReplicaProgress(
+            **base,
+            status=IN_SYNC,
+            log_end_offset=leo,
+            messages_behind=_gap(leader_leo, leo),
+            bytes_behind=_gap(leader_size, size),
+        )
+    if leo is None and size is None:  # out of the ISR with no log on its broker yet: all still to copy
+        messages, behind_bytes = _gap(leader_leo, 0), _gap(leader_size, 0)
+    else:
+        messages, behind_bytes = _gap(leader_leo, leo), _gap(leader_size, size)
+    rate = eta = None
+    if first is not None:
+        rate = _rate(first.sizes, last.sizes, replica, dt)
+        eta = _eta(first, last, replica, leader, behind_bytes, messages, dt)
+    return ReplicaProgress(
+        **base,
+        status=BEHIND,
+        log_end_offset=leo,
+        messages_behind=messages,
+        bytes_behind=behind_bytes,
+        rate_bytes_per_s=rate,
+        eta_s=eta,
+    )
+
+
+def _eta(
+    first: ReplicaSample,
+    last: ReplicaSample,
+    replica: TopicPartitionReplica,
+    leader: TopicPartitionReplica | None,
+    behind_bytes: int | None,
+    messages: int | None,
+    dt: float | None,
+) -> float | None:
+    """Gap divided by how fast the gap closed between the samples (bytes first, else messages)."""
+    if leader is None or dt is None or dt <= 0:
+        return None
+    for gap, values in ((behind_bytes, "sizes"), (messages, "log_end_offsets")):
+        if gap is None:
+            continue
+        before, after = getattr(first, values), getattr(last, values)
+        if leader not in before or leader not in after:
+            continue
+        copied = after.get(replica, 0) - before.get(replica, 0)
+        produced = after[leader] - before[leader]
+        closing = (copied - produced) / dt
+        if gap == 0:
+            return 0.0
+        return gap / closing if closing > 0 else None
+    return None
+
+
+def compute_progress(
+    targets: Iterable[tuple[TopicPartition, Sequence[int]]],
+    topics: Mapping[str, Sequence[PartitionInfo] | None],
+    reassignments: Mapping[TopicPartition, PartitionReassignment],
+    live_brokers: Iterable[int],
+    last: ReplicaSample,
+    first: ReplicaSample | None = None,
+) -> ProgressReport:
+    """One ``PartitionProgress`` per distinct partition of the plan (sorted), with one row per target
+    broker in plan order. ``topics[t]`` is None for a topic the cluster does not know. Rates and ETAs
+    need ``first``, an earlier sample."""
+    live = set(live_brokers)
+    dt = last.at - first.at if first is not None else None
+    plan = dict(targets)
+    partitions = []
+    for tp in sorted(plan):
+        target = tuple(plan[tp])
+        described = topics.get(tp.topic)
+        info = next((p for p in described or () if p.partition == tp.partition), None)
+        if info is None:
+            unknown = UNKNOWN_TOPIC if described is None else UNKNOWN_PARTITION
+            rows = tuple(
+                ReplicaProgress(tp.topic, tp.partition, b, unknown if b in live else UNKNOWN_BROKER) for b in target
+            )
+            partitions.append(PartitionProgress(tp.topic, tp.partition, unknown, target, replicas=rows))
+            continue
+        reassignment = reassignments.get(tp)
+        if reassignment is not None:
+            state = MOVING
+        elif tuple(info.replicas) == target:
+            state = COMPLETE
+        else:
+            state = NOT_AT_TARGET
+        rows = tuple(_replica_row(tp, b, info, live, first, last, dt) for b in target)
+        partitions.append(
+            PartitionProgress(
+                tp.topic,
+                tp.partition,
+                state,
+                target,
+                current=tuple(info.replicas),
+                isr=tuple(info.isr),
+                leader=info.leader,
+                adding=tuple(reassignment.adding) if reassignment else (),
+                removing=tuple(reassignment.removing) if reassignment else (),
+                urp=classify_urp(info, reassignment),
+                replicas=rows,
+            )
+        )
+    return ProgressReport(tuple(partitions), interval_s=dt)
+
+
+_STUCK_PARTITION_STATES = frozenset({NOT_AT_TARGET, UNKNOWN_TOPIC, UNKNOWN_PARTITION})
+_STUCK_REPLICA_STATUSES = frozenset({UNKNOWN_TOPIC, UNKNOWN_PARTITION, UNKNOWN_BROKER})
+
+
+def progress_outcome(report: ProgressReport) -> str:
+    """``not_at_target`` when a partition is neither moving nor at its target, or a topic, partition
+    or broker is unknown; else ``in_progress`` while a partition moves or a replica is behind (or a
+    target broker does not host its replica yet); else ``complete``."""
+    rows = [row for p in report.partitions for row in p.replicas]
+    if any(p.state in _STUCK_PARTITION_STATES for p in report.partitions) or any(
+        row.status in _STUCK_REPLICA_STATUSES for row in rows
+    ):
+        return NOT_AT_TARGET
+    if any(p.state == MOVING for p in report.partitions) or any(row.status != IN_SYNC for row in rows):
+        return IN_PROGRESS
+    return COMPLETE
+
+
+def verify_outcome(
+    partitions: Mapping[TopicPartition, PartitionState],
+    log_dirs: Mapping[TopicPartitionReplica, LogDirMoveState],
+) -> str:
+    """The ``--verify`` counterpart: ``not_at_target`` for a partition with no active reassignment
+    whose replicas differ from the target (unknown partitions included) and for a log-dir move that
+    is not happening (cancelled, offline log dir, or replica missing while its partition is not
+    moving); ``in_progress`` while a partition or log-dir move runs; else ``complete``."""
+    moving = {tp for tp, state in partitions.items() if not state.done}
+    stuck = any(state.done and state.current != state.target for state in partitions.values())
+    for replica, move in log_dirs.items():
+        not_there = move.kind == "missing_replica" and TopicPartition(replica.topic, replica.partition) not in moving
+        stuck = stuck or not_there or move.kind in ("cancelled", "missing_log_dir")
+    if stuck:
+        return NOT_AT_TARGET
+    if moving or any(not move.done for move in log_dirs.values()):
+        return IN_PROGRESS
+    return COMPLETE
+
+
+def replicas_to_sample(
+    targets: Iterable[tuple[TopicPartition, Sequence[int]]],
+    topics: Mapping[str, Sequence[PartitionInfo] | None],
+    live_brokers: Iterable[int],
+) -> list[TopicPartitionReplica]:
+    """Every replica whose log end offset the report needs: the leader and the target brokers of each
+    known partition, on live brokers, in a stable order."""
+    live = set(live_brokers)
+    wanted: dict[TopicPartitionReplica, None] = {}
+    for tp, target in dict(targets).items():
+        info = next((p for p in topics.get(tp.topic) or () if p.partition == tp.partition), None)
+        if info is None:
+            continue
+        brokers = ([info.leader] if info.leader is not None else []) + [b for b in target if b in info.replicas]
+        for b in brokers:
+            if b in live:
+                wanted[TopicPartitionReplica(tp.topic, tp.partition, b)] = None
+    return list(wanted)
+
+
+def any_behind(report: ProgressReport) -> bool:
+    return any(row.status == BEHIND for p in report.partitions for row in p.replicas)

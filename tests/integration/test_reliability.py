@@ -1,0 +1,221 @@
+"""Faults during batched, throttled runs on real clusters: brokers and the active controller stopped mid-run,
+SIGINT / SIGTERM / SIGKILL of kreassign at seeded random moments, reassignments started by someone else.
+
+After every fault the same command converges to the target, no throttle config is left behind, and every
+message produced with acks=all can still be consumed (counted per partition).
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+
+import pytest
+
+from kreassign.cluster.kafka import KafkaCluster
+from kreassign.cluster.port import ConfigResource, ResourceType
+from kreassign.devcluster.cluster import LocalKafkaCluster
+from kreassign.devcluster.topics import count_messages, create_topic
+from kreassign.model import TopicPartition
+from tests.integration.differential import run_apache, run_ours, wait_until
+from tests.integration.test_batched import batched, start, state, throttles, write_plan
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def port5(kafka_cluster5):
+    port = KafkaCluster(bootstrap_servers=kafka_cluster5.bootstrap_servers)
+    yield port
+    port.close()
+
+
+@pytest.fixture(scope="module")
+def ha_cluster(tmp_path_factory):
+    """3 brokers and 3 dedicated KRaft controllers, for controller failover."""
+    cluster = LocalKafkaCluster(tmp_path_factory.mktemp("kafka-ha"), brokers=3, controllers=3)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def moving(port: KafkaCluster, topic: str, partitions: int) -> dict:
+    return port.list_reassignments([TopicPartition(topic, p) for p in range(partitions)])
+
+
+def at_target(port, topic, target) -> bool:
+    return state(port, topic) == {p: (tuple(r), r[0]) for p, r in target.items()}
+
+
+def test_a_destination_broker_stopped_mid_run_stalls_the_run_which_finishes_when_it_is_back(
+    kafka_cluster5, port5, tmp_path
+):
+    bootstrap = kafka_cluster5.bootstrap_servers
+    topic = "fault-broker"
+    create_topic(bootstrap, topic, [[1, 2]] * 4, messages=4000, size=1000)
+    target = {p: [1, 4] if p % 2 == 0 else [2, 3] for p in range(4)}
+    plan = write_plan(tmp_path / "plan.json", topic, target)
+    proc = start(
+        batched(bootstrap, plan, tmp_path / "j.json", "--max-partition-movements", "2", "--throttle", "100000")
+    )
+    try:
+        assert wait_until(lambda: moving(port5, topic, 4), timeout=60)
+        kafka_cluster5.stop_node(4)
+        time.sleep(6)
+        assert proc.poll() is None, "the run must wait for the broker, not fail"
+        kafka_cluster5.start_node(4)
+        stdout, stderr = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+        kafka_cluster5.start_node(4)
+    assert proc.returncode == 0, stdout + stderr
+    assert "Broker 4 is offline; steps that need it wait" in stderr
+    assert "Broker 4 is back" in stderr
+    assert at_target(port5, topic, target)
+    assert throttles(port5, [topic]) == {}
+    assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 1000)
+
+
+def test_a_broker_that_stays_away_ends_the_run_cleanly_and_the_journal_resumes_later(kafka_cluster5, port5, tmp_path):
+    bootstrap = kafka_cluster5.bootstrap_servers
+    topic = "fault-broker-gone"
+    create_topic(bootstrap, topic, [[1, 2]] * 2, messages=2000, size=1000)
+    target = {0: [1, 5], 1: [2, 5]}
+    plan = write_plan(tmp_path / "plan.json", topic, target)
+    args = batched(bootstrap, plan, tmp_path / "j.json", "--max-partition-movements", "1", "--throttle", "50000")
+    proc = start([*args, "--stall-timeout-ms", "8000"])
+    try:
+        assert wait_until(lambda: moving(port5, topic, 2), timeout=60)
+        kafka_cluster5.stop_node(5)
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 1, stdout + stderr
+        assert "Error: broker 5 has been offline for" in stdout
+        assert "Run the same command again to resume" in stdout
+        assert moving(port5, topic, 2) == {}
+        assert throttles(port5, [topic]) == {}
+    finally:
+        proc.kill()
+        kafka_cluster5.start_node(5)
+    result = run_ours(args, timeout=180)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "Resuming the batched reassignment" in result.stdout
+    assert at_target(port5, topic, target)
+    assert count_messages(bootstrap, topic, 2) == {0: 1000, 1: 1000}
+
+
+def test_the_run_survives_the_active_controller_being_stopped(ha_cluster, tmp_path):
+    bootstrap = ha_cluster.bootstrap_servers
+    port = KafkaCluster(bootstrap_servers=bootstrap)
+    try:
+        topic = "fault-controller"
+        create_topic(bootstrap, topic, [[1, 2]] * 4, messages=4000, size=1000)
+        target = {p: [3, 1] if p % 2 == 0 else [2, 3] for p in range(4)}
+        plan = write_plan(tmp_path / "plan.json", topic, target)
+        args = batched(bootstrap, plan, tmp_path / "j.json", "--max-partition-movements", "1")
+        proc = start([*args, "--max-replica-movements", "1", "--throttle", "200000"])
+        try:
+            assert wait_until(lambda: moving(port, topic, 4), timeout=60)
+            leader = ha_cluster.active_controller()
+            ha_cluster.stop_node(leader)
+            assert wait_until(lambda: ha_cluster.active_controller() != leader, timeout=60)
+            stdout, stderr = proc.communicate(timeout=240)
+        finally:
+            proc.kill()
+            ha_cluster.start_node(leader)
+        assert proc.returncode == 0, stdout + stderr
+        assert at_target(port, topic, target)
+        assert throttles(port, [topic]) == {}
+        assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 1000)
+    finally:
+        port.close()
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+
+
+def test_signals_at_21_seeded_moments_always_converge_and_leave_no_throttle(kafka_cluster5, port5, tmp_path):
+    bootstrap = kafka_cluster5.bootstrap_servers
+    topic = "fault-signals"
+    create_topic(bootstrap, topic, [[1, 2]] * 4, messages=4000, size=500)
+    layouts = [{p: [1, 2] for p in range(4)}, {p: [3, 4] for p in range(4)}, {p: [5, 1] for p in range(4)}]
+    rng = random.Random(435)
+    report = []
+    for i in range(21):
+        signum = SIGNALS[i % 3]
+        target = layouts[(i + 1) % 3]
+        plan = write_plan(tmp_path / f"plan-{i}.json", topic, target)
+        journal = tmp_path / f"j-{i}.json"
+        args = batched(bootstrap, plan, journal, "--max-partition-movements", "2", "--max-replica-movements", "1")
+        proc = start([*args, "--throttle", "150000"])
+        delay = rng.uniform(0.2, 4.0)
+        time.sleep(delay)
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=120)
+        if signum != signal.SIGKILL:
+            # the process has exited: no throttle of ours may be left, and nothing of ours moving
+            assert throttles(port5, [topic]) == {}, (i, signum, stdout, stderr)
+            assert moving(port5, topic, 4) == {}, (i, signum, stdout)
+            # 0: it had finished; 128+n: it stopped itself; -n: the signal came before Python set up the
+            # handler (nothing had been changed yet)
+            assert proc.returncode in (0, 128 + signum, -signum), (i, signum, proc.returncode, stdout, stderr)
+            assert "Traceback" not in stderr
+        result = run_ours(args, timeout=180)
+        assert result.code == 0, (i, signum, result.stdout, result.stderr)
+        assert at_target(port5, topic, target), (i, signum)
+        assert throttles(port5, [topic]) == {}, (i, signum, "the resume must clear what a killed run left")
+        report.append((signum.name, round(delay, 2), proc.returncode))
+    assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 1000)
+    assert len(report) == 21
+
+
+def test_someone_elses_reassignments_are_left_alone_or_reported(kafka_cluster5, port5, tmp_path):
+    bootstrap = kafka_cluster5.bootstrap_servers
+    other, ours = "external-other", "external-ours"
+    create_topic(bootstrap, other, [[1, 2]] * 2, messages=2000, size=1000)
+    create_topic(bootstrap, ours, [[3, 4]] * 3, messages=3000, size=1000)
+    other_plan = write_plan(tmp_path / "other.json", other, {0: [1, 5], 1: [2, 5]})
+    started = run_apache(
+        ["--bootstrap-server", bootstrap, "--execute", "--reassignment-json-file", other_plan, "--throttle", "30000"]
+    )
+    assert started.code == 0, started.stdout
+    apache_throttles = throttles(port5, [other])
+    assert apache_throttles[f"topic:{other}"]
+    try:
+        our_target = {0: [3, 1], 1: [4, 2], 2: [3, 2]}
+        our_plan = write_plan(tmp_path / "ours.json", ours, our_target)
+        args = batched(
+            bootstrap, our_plan, tmp_path / "j.json", "--max-partition-movements", "1", "--throttle", "40000"
+        )
+        proc = start([*args, "--additional"])
+        try:
+            # someone else moves a partition of our plan while we run
+            assert wait_until(lambda: moving(port5, ours, 3), timeout=60)
+            busy = next(iter(moving(port5, ours, 3)))
+            idle = TopicPartition(ours, 2 if busy.partition != 2 else 1)
+            port5.alter_reassignments({idle: [5, 4, 3]})
+            stdout, stderr = proc.communicate(timeout=240)
+        finally:
+            proc.kill()
+        assert proc.returncode == 1, stdout + stderr
+        assert f"{idle}: is being reassigned by someone else (to [5, 4, 3" in stdout or (
+            f"{idle}: someone else changed its reassignment" in stdout
+        ), stdout
+        done = {p: r for p, r in our_target.items() if p != idle.partition}
+        assert {p: s for p, s in state(port5, ours).items() if p in done} == {
+            p: (tuple(r), r[0]) for p, r in done.items()
+        }
+        # our clean-up left the other reassignment and its throttles as they were
+        now = throttles(port5, [other, ours])
+        assert now.get(f"topic:{other}") == apache_throttles[f"topic:{other}"]
+        for key, values in apache_throttles.items():
+            if key.startswith("broker:"):
+                assert now.get(key) == values, key
+        assert f"topic:{ours}" not in now
+    finally:
+        wait_until(lambda: not port5.list_reassignments(), timeout=180, interval=1)
+        run_ours(["--bootstrap-server", bootstrap, "--verify", "--reassignment-json-file", other_plan])
+    assert count_messages(bootstrap, other, 2) == {0: 1000, 1: 1000}
+    assert count_messages(bootstrap, ours, 3) == dict.fromkeys(range(3), 1000)
+    broker_rates = [ConfigResource(ResourceType.BROKER, str(b)) for b in range(1, 6)]
+    assert all(not v for v in port5.describe_configs(broker_rates).values())

@@ -1,0 +1,481 @@
+"""The batched executor against the simulated cluster, with its fake clock: no sleeps, no Kafka."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from kreassign.actions.batched import BatchedOptions, cancel_batched, execute_batched
+from kreassign.cluster.port import ConfigResource, ResourceType
+from kreassign.cluster.simulated import SimulatedCluster
+from kreassign.errors import ClusterError, ClusterTimeoutError, CommandError, TerseError, TransientClusterError
+from kreassign.execution.executor import Interrupted, Progress, StalledError
+from kreassign.execution.journal import Journal
+from kreassign.model import Broker, ReassignmentPlan, TopicPartition
+from kreassign.planning.steps import Limits
+
+MB = 1_000_000
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+
+
+class Recorder:
+    def __init__(self, on_progress=None):
+        self.events: list[str] = []
+        self.snapshots: list[Progress] = []
+        self.on_progress = on_progress
+
+    def event(self, message):
+        self.events.append(message)
+
+    def progress(self, progress):
+        self.snapshots.append(progress)
+        if self.on_progress:
+            self.on_progress(len(self.snapshots))
+
+
+class Watched(SimulatedCluster):
+    """Checks the limits every time the executor submits steps."""
+
+    def __init__(self, *args, limits: Limits, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.limits = limits
+        self.max_moving = 0
+        self.submitted: list[tuple[TopicPartition, tuple[int, ...]]] = []
+        self.leaders_at_submit: dict[tuple[TopicPartition, tuple[int, ...]], int | None] = {}
+
+    def alter_reassignments(self, targets, allow_replication_factor_change=True):
+        for tp, target in targets.items():
+            if target is not None:
+                self.submitted.append((tp, tuple(target)))
+                self.leaders_at_submit[(tp, tuple(target))] = self.partitions[tp].leader
+                if self.limits.replicas is not None:
+                    added = [b for b in target if b not in self.partitions[tp].replicas]
+                    assert len(added) <= max(1, self.limits.replicas)
+        errors = super().alter_reassignments(targets, allow_replication_factor_change)
+        moving = self.list_reassignments()
+        self.max_moving = max(self.max_moving, len(moving))
+        if self.limits.partitions is not None:
+            assert len(moving) <= self.limits.partitions
+        return errors
+
+
+def cluster(n=10, limits=None, bandwidth=10 * MB) -> Watched:
+    limits = limits or Limits()
+    return Watched([Broker(i, f"rack-{i % 3}") for i in range(n)], bandwidth=bandwidth, limits=limits)
+
+
+def plan(targets: dict[TopicPartition, tuple[int, ...]]) -> ReassignmentPlan:
+    return ReassignmentPlan(tuple(targets.items()))
+
+
+def run(sim, targets, tmp_path, limits, reporter=None, **options):
+    out: list[str] = []
+    outcome = execute_batched(
+        sim,
+        plan(targets),
+        BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
+        out.append,
+        reporter or Recorder(),
+        clock=sim.clock,
+        sleep=sim.sleep,
+    )
+    return outcome, "".join(out)
+
+
+class Kill(BaseException):
+    pass
+
+
+def killed_after_polls(polls, sim, targets, tmp_path, limits, **options):
+    """A run that dies like ``kill -9`` after some polls: no clean-up at all, the lock released by the OS."""
+    from kreassign.execution import executor as executor_module
+
+    def kill(n):
+        if n == polls:
+            raise Kill
+
+    original_clean_up = executor_module.BatchedExecutor._clean_up
+    executor_module.BatchedExecutor._clean_up = lambda self, status, message: []
+    try:
+        with pytest.raises(Kill):
+            run(sim, targets, tmp_path, limits, reporter=Recorder(kill), **options)
+    finally:
+        executor_module.BatchedExecutor._clean_up = original_clean_up
+
+
+def tp(p, topic="t"):
+    return TopicPartition(topic, p)
+
+
+def test_kip_435_example_runs_step_by_step_and_elects_the_new_leader_first(tmp_path):
+    limits = Limits(replicas=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1, 2, 3, 4)], size=20 * MB)
+    recorder = Recorder()
+    outcome, out = run(sim, {tp(0): (5, 6, 7, 8, 9)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert {p.steps_total for p in recorder.snapshots} == {4}
+    assert [p.steps_done for p in recorder.snapshots] == sorted(p.steps_done for p in recorder.snapshots)
+    assert [t for _, t in sim.submitted] == [(5, 0, 1, 2, 3, 4), (5, 6, 2, 3, 4), (5, 6, 7, 8, 4), (5, 6, 7, 8, 9)]
+    # the new preferred leader was elected before anything was dropped
+    assert sim.leaders_at_submit[(tp(0), (5, 6, 2, 3, 4))] == 5
+    assert sim.partitions[tp(0)].replicas == [5, 6, 7, 8, 9] and sim.partitions[tp(0)].leader == 5
+    assert "Batched reassignment complete: 1 partition(s) at their target after 4 step(s), 100.0 MB copied" in out
+    assert outcome.bytes_moved == 5 * 20 * MB
+
+
+def test_limits_hold_and_a_slow_partition_does_not_hold_the_others(tmp_path):
+    limits = Limits(partitions=2, replicas=1, leaders=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("big", [(0, 1, 2)], size=500 * MB)
+    sim.add_topic("t", [(0, 1, 2)] * 6, size=1 * MB)
+    targets = {tp(0, "big"): (0, 1, 3)} | {tp(p): (0, 1, 3 + p) for p in range(6)}
+    outcome, _ = run(sim, targets, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.max_moving == 2
+    big_done = next(i for i, (p, _) in enumerate(sim.submitted) if p.topic == "big")
+    assert big_done == 0
+    # all the small partitions went through the other slot while the big one was copying (50 s)
+    assert outcome.elapsed < 60
+    for p in range(6):
+        assert sim.partitions[tp(p)].replicas == [0, 1, 3 + p]
+
+
+def test_leader_movements_are_limited(tmp_path):
+    limits = Limits(partitions=4, leaders=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 4, size=10 * MB)
+    seen = []
+
+    class Spy(Recorder):
+        def progress(self, progress):
+            super().progress(progress)
+            moving = sim.list_reassignments()
+            seen.append(sum(1 for t, r in moving.items() if r.replicas[0] != sim.partitions[t].leader))
+
+    outcome, _ = run(sim, {tp(p): (2 + p, 1) for p in range(4)}, tmp_path, limits, reporter=Spy())
+    assert outcome.status == "completed"
+    assert max(seen) == 1
+    assert all(sim.partitions[tp(p)].leader == 2 + p for p in range(4))
+
+
+def test_throttles_cover_only_moving_replicas_and_are_restored_exactly(tmp_path):
+    limits = Limits(partitions=1, replicas=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1), (0, 1)], size=30 * MB)
+    topic = ConfigResource(ResourceType.TOPIC, "t")
+    broker0 = ConfigResource(ResourceType.BROKER, "0")
+    sim.configs[topic] = {LEADER_REPLICAS: "9:9", "retention.ms": "1000"}
+    sim.configs[broker0] = {LEADER_RATE: "777"}
+    before = {k: dict(v) for k, v in sim.configs.items()}
+    lists = []
+
+    class Spy(Recorder):
+        def progress(self, progress):
+            super().progress(progress)
+            values = sim.configs.get(topic, {})
+            lists.append((values.get(LEADER_REPLICAS), values.get(FOLLOWER_REPLICAS)))
+
+    outcome, out = run(sim, {tp(0): (0, 2), tp(1): (0, 3)}, tmp_path, limits, reporter=Spy(), throttle=5 * MB)
+    assert outcome.status == "completed"
+    assert ("0:0,0:1,9:9", "0:2") in lists and ("1:0,1:1,9:9", "1:3") in lists
+    assert all(f is None or "," not in f for _, f in lists)  # one partition moving at a time
+    assert sim.configs == before
+    assert "Throttles restored." in out
+    # throttled: 30 MB at 5 MB/s per partition
+    assert outcome.elapsed >= 12
+
+
+def test_interrupt_reverts_the_step_in_flight_restores_throttles_and_a_rerun_resumes(tmp_path):
+    limits = Limits(partitions=1, replicas=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1, 2)] * 3, size=50 * MB)
+    targets = {tp(p): (0, 3, 4) for p in range(3)}
+
+    def interrupt(n):
+        if n == 12:
+            raise Interrupted(15)
+
+    outcome, out = run(sim, targets, tmp_path, limits, reporter=Recorder(interrupt), throttle=10 * MB)
+    assert outcome.status == "interrupted" and outcome.reverted
+    assert sim.list_reassignments() == {}
+    assert sim.configs == {}
+    journal = Journal(tmp_path / "j.json").load()
+    assert journal.status == "interrupted" and journal.in_flight == {}
+    done_before = dict(journal.steps_done)
+    assert "Run the same command again to resume" in out
+    submitted_before = list(sim.submitted)
+
+    outcome, out = run(sim, targets, tmp_path, limits, throttle=10 * MB)
+    assert outcome.status == "completed"
+    assert "Resuming the batched reassignment" in out
+    assert all(sim.partitions[t].replicas == [0, 3, 4] for t in targets)
+    # finished steps were not submitted again: only the reverted one is repeated
+    again = sim.submitted[len(submitted_before) :]
+    completed = [s for s in submitted_before if s not in again]
+    assert sum(done_before.values()) == len(completed)
+    assert sim.configs == {}
+
+
+def test_resume_after_a_kill_adopts_the_step_still_running_and_removes_its_throttles(tmp_path):
+    limits = Limits(partitions=1, replicas=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1, 2)] * 2, size=50 * MB)
+    targets = {tp(p): (0, 1, 3) for p in range(2)}
+
+    killed_after_polls(3, sim, targets, tmp_path, limits, throttle=1 * MB)
+    assert sim.list_reassignments()  # a step is still running on the cluster
+    assert sim.configs  # and its throttles are still set
+
+    recorder = Recorder()
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter=recorder, throttle=1 * MB)
+    assert outcome.status == "completed"
+    assert any("Resumed 1 step(s)" in e for e in recorder.events)
+    assert [t for _, t in sim.submitted].count((0, 1, 3)) == 2  # each partition's single step, once
+    assert sim.configs == {}
+
+
+def test_failure_mid_run_restores_throttles_and_keeps_the_journal(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=20 * MB)
+
+    def fail(n):
+        if n == 2:
+            sim.fail_next["describe_topics"] = ClusterError("org.apache.kafka.common.errors.TimeoutException: boom")
+
+    with pytest.raises(ClusterError):
+        run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, reporter=Recorder(fail), throttle=MB)
+    assert sim.configs == {}
+    assert sim.list_reassignments() == {}
+    journal = Journal(tmp_path / "j.json").load()
+    assert journal.status == "failed" and "boom" in journal.message
+
+
+def test_a_new_throttle_reaches_the_running_executor(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=100 * MB)
+    journal = Journal(tmp_path / "j.json")
+
+    def change(n):
+        if n == 3:
+            journal.request(throttle=50 * MB)
+
+    outcome, _ = run(sim, {tp(0): (0, 2)}, tmp_path, limits, reporter=Recorder(change), throttle=MB)
+    # 3 s at 1 MB/s, then 97 MB at 50 MB/s (bandwidth 10 MB/s caps it): about 13 s, not 100 s
+    assert outcome.status == "completed" and outcome.elapsed < 20
+    assert sim.configs == {}
+    assert any(
+        c.startswith("alter_configs broker 2 ") and "('follower.replication.throttled.rate', '50000000')" in c
+        for c in sim.calls
+    )
+
+
+def test_cancel_request_stops_the_run_and_reverts(tmp_path):
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 4, size=100 * MB)
+    journal = Journal(tmp_path / "j.json")
+
+    def cancel(n):
+        if n == 2:
+            journal.request(cancel=True)
+
+    outcome, out = run(sim, {tp(p): (2, 3) for p in range(4)}, tmp_path, limits, reporter=Recorder(cancel), throttle=MB)
+    assert outcome.status == "cancelled" and len(outcome.reverted) == 2
+    assert sim.list_reassignments() == {} and sim.configs == {}
+    assert "To roll back to the original assignment: --execute --reassignment-json-file" in out
+    assert Journal(tmp_path / "j.json").load().status == "cancelled"
+
+
+def test_cancel_after_a_crash_reverts_and_restores_from_the_journal(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=100 * MB)
+    killed_after_polls(2, sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, throttle=MB)
+    assert sim.list_reassignments() and sim.configs
+    out: list[str] = []
+    assert cancel_batched(sim, plan({tp(0): (2, 3), tp(1): (2, 3)}), str(tmp_path / "j.json"), out.append)
+    text = "".join(out)
+    assert "Cancelled the batched reassignment; reverted the steps in flight of t-0; throttles restored." in text
+    assert sim.list_reassignments() == {} and sim.configs == {}
+    assert sim.partitions[tp(0)].replicas == [0, 1]
+
+
+def test_a_step_towards_an_offline_broker_waits_for_it(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=10 * MB)
+    notes = []
+
+    def outage(n):
+        notes.extend(recorder.snapshots[-1].notes)
+        if n == 1:
+            sim.stop_broker(5)
+        if n == 8:
+            sim.start_broker(5)
+
+    recorder = Recorder(outage)
+    outcome, _ = run(sim, {tp(0): (0, 2), tp(1): (0, 5)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert "t-1 waits for broker 5 (offline)" in notes
+    assert sim.partitions[tp(1)].replicas == [0, 5]
+
+
+def test_someone_elses_reassignment_on_a_plan_partition_is_refused_at_start(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)], size=10_000 * MB)
+    sim.add_topic("u", [(0, 1)], size=MB)
+    sim.alter_reassignments({tp(0): (0, 7)})
+    with pytest.raises(CommandError, match="A reassignment not started by this plan is running on t-0"):
+        run(sim, {tp(0): (2, 3)}, tmp_path, Limits(partitions=1))
+    with pytest.raises(TerseError, match="Cannot execute because there is an existing partition assignment"):
+        run(sim, {tp(0, "u"): (2, 3)}, tmp_path, Limits(partitions=1))
+    outcome, _ = run(sim, {tp(0, "u"): (2, 3)}, tmp_path, Limits(partitions=1), additional=True)
+    assert outcome.status == "completed"
+    assert sim.list_reassignments(), "the other reassignment was left alone"
+
+
+def test_dry_run_prints_rounds_and_changes_nothing(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1, 2, 3, 4)], size=MB)
+    outcome, out = run(sim, {tp(0): (5, 6, 7, 8, 9)}, tmp_path, Limits(replicas=2), dry_run=True)
+    assert outcome is None
+    assert "Round 1:\n  t-0: [0,1,2,3,4] -> [5,0,1,2,3,4] (+5, leader 0->5)\n" in out
+    assert "Round 4:\n  t-0: [5,6,7,8,4] -> [5,6,7,8,9] (+9, -4)\n" in out
+    assert sim.submitted == [] and sim.configs == {} and not (tmp_path / "j.json").exists()
+    _, out = run(sim, {tp(0): (5, 6, 7, 8, 9)}, tmp_path, Limits(replicas=2), dry_run=True, output="json")
+    document = json.loads(out[out.index("{\n") :])
+    assert document["version"] == 1 and len(document["rounds"]) == 4
+    assert document["rounds"][1]["steps"][0]["removing"] == [0, 1]
+
+
+def test_journal_is_private_and_has_the_rollback(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)], size=MB)
+    run(sim, {tp(0): (2, 3)}, tmp_path, Limits(partitions=1))
+    for name in ("j.json", "j-rollback.json"):
+        mode = stat.S_IMODE(os.stat(tmp_path / name).st_mode)
+        assert mode == 0o600, (name, oct(mode))
+    rollback = (tmp_path / "j-rollback.json").read_text()
+    assert (
+        rollback
+        == '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0,1],"log_dirs":["any","any"]}]}\n'
+    )
+
+
+def test_a_second_run_while_the_first_holds_the_lock_hands_over_the_throttle(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)], size=MB)
+    journal = Journal(tmp_path / "j.json")
+    assert journal.try_lock()
+    try:
+        with pytest.raises(TerseError, match="A batched reassignment of this plan is running"):
+            run(sim, {tp(0): (2, 3)}, tmp_path, Limits(partitions=1), throttle=5)
+        outcome, out = run(sim, {tp(0): (2, 3)}, tmp_path, Limits(partitions=1), throttle=5, additional=True)
+        assert outcome is None and "will use the new throttle from its next poll" in out
+        assert Journal(tmp_path / "j.json").read_control() == {"throttle": 5}
+    finally:
+        journal.unlock()
+
+
+def test_a_broker_that_never_comes_back_ends_the_run_with_throttles_restored(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+
+    def outage(n):
+        if n == 1:
+            sim.stop_broker(3)
+
+    recorder = Recorder(outage)
+    with pytest.raises(StalledError, match=r"broker 3 has been offline for 3[0-9] s"):
+        run(sim, {tp(0): (0, 3), tp(1): (0, 3)}, tmp_path, limits, reporter=recorder, throttle=MB, stall_timeout=30)
+    assert "Broker 3 is offline; steps that need it wait" in recorder.events
+    assert any("t-0 waits for broker 3 (offline)" in n for p in recorder.snapshots for n in p.notes)
+    assert sim.configs == {} and sim.list_reassignments() == {}
+    journal = Journal(tmp_path / "j.json").load()
+    assert journal.status == "failed" and "offline" in journal.message
+    sim.start_broker(3)
+    outcome, out = run(sim, {tp(0): (0, 3), tp(1): (0, 3)}, tmp_path, limits, throttle=MB)
+    assert outcome.status == "completed" and "Resuming" in out
+
+
+def test_transient_cluster_errors_are_waited_out(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=5 * MB)
+    flaky = TransientClusterError("org.apache.kafka.common.errors.NotControllerException: moving")
+
+    def fail(n):
+        if n in (2, 3):
+            sim.fail_next["list_reassignments"] = flaky
+
+    recorder = Recorder(fail)
+    outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert any(
+        e.startswith("The cluster did not answer (org.apache.kafka.common.errors.NotControllerException")
+        for e in recorder.events
+    )
+
+
+def test_cluster_failing_for_longer_than_the_stall_timeout_ends_the_run(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=50 * MB)
+
+    class Down(Watched):
+        down = False
+
+        def list_reassignments(self, partitions=None):
+            if self.down:
+                raise ClusterTimeoutError("org.apache.kafka.common.errors.TimeoutException: no answer")
+            return super().list_reassignments(partitions)
+
+    sim.__class__ = Down
+
+    def fail(n):
+        if n == 2:
+            sim.down = True
+
+    with pytest.raises(StalledError, match="the cluster has been failing for"):
+        run(sim, {tp(0): (2, 3)}, tmp_path, limits, reporter=Recorder(fail), stall_timeout=20)
+    sim.down = False
+    assert sim.configs == {}
+
+
+def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_step(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=5 * MB)
+
+    class Lagging(Watched):
+        def describe_topics(self, topics):
+            described = super().describe_topics(topics)
+            for p in list(self.stale):  # report the replicas of the finished step's reassignment twice more
+                infos = described["t"]
+                info = infos[p]
+                infos[p] = type(info)(info.partition, self.stale[p][0], info.isr, info.leader)
+                self.stale[p][1] -= 1
+                if self.stale[p][1] == 0:
+                    del self.stale[p]
+            return described
+
+        def _complete(self, part):
+            union = tuple(dict.fromkeys([*part.target, *part.replicas]))
+            super()._complete(part)
+            self.stale[0] = [union, 2]
+
+    sim.__class__ = Lagging
+    sim.stale = {}
+    outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
