@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kreassign.actions.common import Output
-from kreassign.actions.execute import CANNOT_EXECUTE_BECAUSE_OF_EXISTING, check_plan_against_cluster, print_rollback
+from kreassign.actions.execute import check_plan_against_cluster, existing_reassignment_error, print_rollback
 from kreassign.cluster.port import ClusterPort
+from kreassign.documents import document, dump, partition_ref, partition_refs
 from kreassign.errors import CommandError, TerseError
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
 from kreassign.execution.journal import Journal, JournalState, default_journal_path, plan_id
@@ -53,7 +54,10 @@ def execute_batched(
     on_start: Callable[[], object] = lambda: None,
 ) -> Outcome | None:
     """Runs the plan to its end (or prints it with --dry-run). Returns the outcome, None for a dry run or a
-    request handed to the process that already runs this plan."""
+    request handed to the process that already runs this plan. With ``output="json"`` the text is left
+    out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome)."""
+    json_mode = options.output == "json"
+    text = _discard if json_mode else out
     if plan.log_dirs:
         raise CommandError(
             "A batched reassignment moves replicas between brokers only; run the log-dir moves "
@@ -63,7 +67,7 @@ def execute_batched(
     journal = journal_for(plan, options.journal_path)
 
     if not options.dry_run and journal.is_running_elsewhere():
-        return _hand_over(journal, options, out)
+        return _hand_over(journal, options, out, json_mode)
 
     resumed: JournalState | None = None
     if not options.dry_run and journal.exists():
@@ -80,17 +84,17 @@ def execute_batched(
     # the rollback file names no log dirs, so that it can be run batched too
     rollback = format_reassignment_json(original, {})
     if resumed:
-        out(
+        text(
             "Current partition replica assignment\n\n"
             + rollback
             + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
         )
     else:
-        print_rollback(port, current, live, out)
+        print_rollback(port, current, live, text)
 
     if options.dry_run:
         rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
-        out(render_rounds(rounds, options.limits, options.output))
+        out(render_rounds(rounds, options.limits, options.output, rollback))
         return None
 
     running = port.list_reassignments()
@@ -103,10 +107,10 @@ def execute_batched(
             + "; wait for it to finish or --cancel it first"
         )
     if not options.additional and any(tp not in ours for tp in running):
-        raise TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
+        raise existing_reassignment_error({tp: None for tp in running if tp not in ours})
 
     if not journal.try_lock():  # lost a race with another run of the same plan
-        return _hand_over(journal, options, out)
+        return _hand_over(journal, options, out, json_mode)
     try:
         if resumed:
             state = resumed
@@ -116,10 +120,11 @@ def execute_batched(
             if options.log_dir_throttle >= 0:
                 state.log_dir_throttle = options.log_dir_throttle
             done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
-            out(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
+            text(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
         else:
             topics = {tp.topic for tp in targets}
-            brokers = {b for r in targets.values() for b in r} | {b for r in original.values() for b in r}
+            # an offline broker's configs cannot be read (nor changed): it is left alone
+            brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
             state = JournalState(
                 plan_id=plan_id(targets),
                 status="running",
@@ -139,10 +144,10 @@ def execute_batched(
         journal.clear_control()
         journal.save(state)
         journal.write_rollback(rollback + "\n")
-        out(f"Journal: {journal.path}\n")
-        out(f"Rollback: {journal.rollback_path}\n")
+        text(f"Journal: {journal.path}\n")
+        text(f"Rollback: {journal.rollback_path}\n")
         rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
-        out(
+        text(
             f"Moving {len(targets)} partition(s) in {sum(len(r.steps) for r in rounds)} step(s), "
             f"{options.limits.describe()}.\n"
         )
@@ -162,13 +167,21 @@ def execute_batched(
         outcome = executor.run()
     finally:
         journal.unlock()
-    out(render_outcome(outcome, journal, options.throttle >= 0 or options.log_dir_throttle >= 0) + "\n")
+    throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
+    if json_mode:
+        out(dump(outcome_document(outcome, journal, throttled, rollback, executor.cleanup_problems)))
+        return outcome
+    out(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:
         out(f"Warning: {problem}\n")
     return outcome
 
 
-def _hand_over(journal: Journal, options: BatchedOptions, out: Output) -> None:
+def _discard(_text: str) -> None:
+    """Where the text goes with --output json."""
+
+
+def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode: bool = False) -> None:
     """Another process runs this plan: with --additional, pass it the new throttle; otherwise refuse."""
     pid = _journal_pid(journal)
     if not options.additional:
@@ -181,11 +194,14 @@ def _hand_over(journal: Journal, options: BatchedOptions, out: Output) -> None:
         changes["throttle"] = options.throttle
     if options.log_dir_throttle >= 0:
         changes["log_dir_throttle"] = options.log_dir_throttle
-    if not changes:
+    if changes:
+        journal.request(**changes)
+    if json_mode:
+        out(dump(document("batched-handover", pid=pid if isinstance(pid, int) else None, changes=changes)))
+    elif not changes:
         out(f"A batched reassignment of this plan is already running (pid {pid}); nothing to change.\n")
-        return None
-    journal.request(**changes)
-    out(f"The batched reassignment running as pid {pid} will use the new throttle from its next poll.\n")
+    else:
+        out(f"The batched reassignment running as pid {pid} will use the new throttle from its next poll.\n")
     return None
 
 
@@ -196,11 +212,12 @@ def _journal_pid(journal: Journal) -> int | str:
         return "unknown"
 
 
-def render_rounds(rounds: list[Round], limits: Limits, output: str) -> str:
+def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
     if output == "json":
-        document = {
+        plan_document = {
             "version": 1,
             "kind": "batched-plan",
+            "rollback": json.loads(rollback),
             "limits": {"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
             "rounds": [
                 {
@@ -221,7 +238,7 @@ def render_rounds(rounds: list[Round], limits: Limits, output: str) -> str:
                 for r in rounds
             ],
         }
-        return json.dumps(document, indent=2) + "\n"
+        return dump(plan_document)
     steps = sum(len(r.steps) for r in rounds)
     lines = [
         f"Batched plan (dry run, nothing changed): {steps} step(s) in {len(rounds)} round(s), {limits.describe()}.",
@@ -257,6 +274,52 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     return "\n".join(lines)
 
 
+def outcome_document(
+    outcome: Outcome, journal: Journal, throttled: bool, rollback: str, warnings: list[str]
+) -> dict[str, object]:
+    """The batched-outcome JSON document: the final result of a batched --execute."""
+    return document(
+        "batched-outcome",
+        status=outcome.status,
+        message=outcome.message,
+        partitions=outcome.partitions,
+        partitions_done=outcome.partitions_done,
+        steps_done=outcome.steps_done,
+        bytes_moved=outcome.bytes_moved,
+        elapsed_s=round(outcome.elapsed, 3),
+        throttles_restored=throttled,
+        reverted=partition_refs(outcome.reverted),
+        failures=[{**partition_ref(tp), "reason": reason} for tp, reason in sorted(outcome.failures.items())],
+        journal=str(journal.path),
+        rollback_file=str(journal.rollback_path),
+        rollback=json.loads(rollback),
+        warnings=list(warnings),
+    )
+
+
+@dataclass(frozen=True)
+class BatchedCancelResult:
+    """What --cancel of a batched plan did (for --output json)."""
+
+    stopped_pid: int | None
+    message: str
+    reverted: list[TopicPartition]
+    steps_done: int
+    journal: str
+    rollback_file: str
+
+    def document(self) -> dict[str, object]:
+        return document(
+            "batched-cancel",
+            stopped_pid=self.stopped_pid,
+            message=self.message,
+            reverted=partition_refs(self.reverted),
+            steps_done=self.steps_done,
+            journal=self.journal,
+            rollback_file=self.rollback_file,
+        )
+
+
 def cancel_batched(
     port: ClusterPort,
     plan: ReassignmentPlan,
@@ -266,15 +329,17 @@ def cancel_batched(
     wait_s: float = 120.0,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-) -> bool:
+) -> BatchedCancelResult | None:
     """--cancel of a plan that has a journal: stop its run, revert the step in flight, restore throttles.
-    Returns False when the plan has no journal to act on (the Apache --cancel applies then)."""
+    Returns None when the plan has no journal to act on (the Apache --cancel applies then)."""
     journal = journal_for(plan, journal_path)
     if not journal.exists():
-        return False
+        return None
     state = journal.load()
     if state.plan_id != plan_id(plan.targets()) or state.status not in RESUMABLE:
-        return False
+        return None
+    stopped_pid: int | None = None
+    reverted: list[TopicPartition] = []
     if journal.is_running_elsewhere():
         journal.request(cancel=True)
         deadline = clock() + wait_s
@@ -286,6 +351,7 @@ def cancel_batched(
                 )
             sleep(0.2)
         state = journal.load()
+        stopped_pid = state.pid
         out(
             f"Cancelled the batched reassignment run by pid {state.pid}"
             + (f" ({state.message})" if state.message else "")
@@ -296,7 +362,6 @@ def cancel_batched(
             raise CommandError("A batched run of this plan just started; run --cancel again")
         try:
             in_flight = list(state.in_flight)
-            reverted: list[TopicPartition] = []
             if in_flight:
                 running = port.list_reassignments(in_flight)
                 ours = [tp for tp in in_flight if tp in running]
@@ -304,7 +369,11 @@ def cancel_batched(
                 reverted = [tp for tp in ours if tp not in errors]
                 for tp in sorted(errors):
                     out(f"Could not cancel the step of {tp}: {errors[tp]}\n")
-            restore_recorded(port, state.recorded_throttles)
+            pending = restore_recorded(port, state.recorded_throttles)
+            if pending:
+                out(
+                    f"Broker(s) {','.join(pending)} are offline: run --cancel again when they are back to restore their throttle rates\n"
+                )
             state.in_flight = {}
             state.status, state.message = "cancelled", "cancelled by --cancel after the run had stopped"
             journal.save(state)
@@ -318,4 +387,6 @@ def cancel_batched(
     done = sum(state.steps_done.values())
     out(f"{done} step(s) had completed. Journal: {journal.path}\n")
     out(f"To roll back to the original assignment: --execute --reassignment-json-file {journal.rollback_path}\n")
-    return True
+    return BatchedCancelResult(
+        stopped_pid, state.message, sorted(reverted), done, str(journal.path), str(journal.rollback_path)
+    )

@@ -21,7 +21,8 @@ def cancel_assignment(
     out: Output,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-) -> tuple[set[TopicPartition], set[TopicPartitionReplica]]:
+) -> tuple[set[TopicPartition], dict[TopicPartitionReplica, str]]:
+    """Returns the partitions whose reassignment was cancelled and the log-dir moves stopped (replica -> dir)."""
     targets = {tp for tp, _ in plan.partitions}
     running = port.list_reassignments(targets) if targets else {}
     cancelling = {tp for tp, r in running.items() if tp in targets and (r.adding or r.removing)}
@@ -53,4 +54,4 @@ def cancel_assignment(
         out("None of the specified partition moves are active.")  # sic: no newline, as Apache
     if not preserve_throttles:
         clear_all_throttles(port, plan.partitions, out)
-    return cancelling, set(moving)
+    return cancelling, moving

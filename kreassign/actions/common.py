@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
@@ -21,7 +22,14 @@ def read_input_file(path: str) -> str:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise CommandError(f"Unable to read file {path}") from exc
+        error = CommandError(f"Unable to read file {path}")  # the Apache text; the hint goes to stderr
+        where = os.path.abspath(path)
+        error.add_note(
+            f"{where}: {exc.strerror or exc}. Check the path of the JSON file option"
+            + ("" if os.path.isabs(path) else f" (relative paths are read from {os.getcwd()})")
+            + "."
+        )
+        raise error from exc
     from kreassign.formats import decode_file_bytes
 
     return decode_file_bytes(data)

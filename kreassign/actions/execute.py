@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
@@ -33,8 +34,31 @@ YOU_MUST_RUN_VERIFY = (
 )
 
 
+def existing_reassignment_error(running: Mapping[TopicPartition, object]) -> TerseError:
+    """The Apache refusal, with a note naming what runs now and what to do."""
+    error = TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
+    names = sorted(running)
+    shown = ",".join(map(str, names[:10])) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    error.add_note(
+        f"Reassignments running now: {shown} (see --list). Wait for them (--verify), stop them (--cancel), "
+        "or add --additional to start this one as well."
+    )
+    return error
+
+
 def _tp_hash(tp: TopicPartition) -> int:
     return java_topic_partition_hash(tp.topic, tp.partition)
+
+
+@dataclass
+class ExecuteResult:
+    """What an Apache --execute did, as data (for --output json)."""
+
+    rollback_json: str = ""
+    started: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    inter_broker_throttle: int | None = None
+    log_dir_throttle: int | None = None
+    log_dir_moves: dict[TopicPartitionReplica, str] = field(default_factory=dict)
 
 
 def execute_assignment(
@@ -49,15 +73,16 @@ def execute_assignment(
     out: Output,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-) -> None:
+) -> ExecuteResult:
     proposed = {tp: tuple(replicas) for tp, replicas in plan.partitions}
+    result = ExecuteResult()
     running = port.list_reassignments()
     if not additional and running:
-        raise TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
+        raise existing_reassignment_error(running)
 
     current, live = check_plan_against_cluster(port, proposed)
     current_replicas = {tp: tuple(info.replicas) for tp, info in current.items()}
-    print_rollback(port, current, live, out)
+    result.rollback_json = print_rollback(port, current, live, out)
 
     if inter_broker_throttle >= 0 or log_dir_throttle >= 0:
         out(YOU_MUST_RUN_VERIFY + "\n")
@@ -66,6 +91,7 @@ def execute_assignment(
             set_topic_throttles(port, calculate_leader_throttles(moves), calculate_follower_throttles(moves))
             set_broker_rates(port, calculate_reassigning_brokers(moves), inter_broker_throttle)
             out(f"The inter-broker throttle limit was set to {inter_broker_throttle} B/s\n")
+            result.inter_broker_throttle = inter_broker_throttle
         if log_dir_throttle >= 0:
             moving_brokers = sorted({r.broker_id for r in plan.log_dirs})
             port.incremental_alter_configs(
@@ -77,6 +103,7 @@ def execute_assignment(
                 }
             )
             out(f"The replica-alter-dir throttle limit was set to {log_dir_throttle} B/s\n")
+            result.log_dir_throttle = log_dir_throttle
 
     errors = port.alter_reassignments(proposed, allow_replication_factor_change)
     if errors:
@@ -85,8 +112,11 @@ def execute_assignment(
         )
     plural = "" if len(proposed) == 1 else "s"
     out(f"Successfully started partition reassignment{plural} for {','.join(str(tp) for tp in sorted(proposed))}\n")
+    result.started = proposed
     if plan.log_dirs:
         execute_log_dir_moves(port, dict(plan.log_dirs), timeout_ms, out, clock=clock, sleep=sleep)
+        result.log_dir_moves = dict(plan.log_dirs)
+    return result
 
 
 def check_plan_against_cluster(
@@ -98,7 +128,12 @@ def check_plan_against_cluster(
     target_brokers = java_hash_order((b for r in proposed.values() for b in r), java_int_hash)
     unknown = next((b for b in target_brokers if b not in live), None)
     if unknown is not None:
-        raise CommandError(f"Unknown broker id {unknown}")
+        error = CommandError(f"Unknown broker id {unknown}")
+        error.add_note(
+            f"Broker {unknown} is not a live broker of this cluster (live: {','.join(map(str, sorted(live)))}). "
+            f"Fix the replicas of the reassignment JSON file, or start broker {unknown} first."
+        )
+        raise error
     described = describe_partitions(port, [tp.topic for tp in proposed])
     missing = [tp for tp in proposed if tp not in described]
     if missing:

@@ -59,6 +59,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         out(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)\n")
         return EXIT_OK
 
+    json_mode = wants_json(request.args)
     port = None
     try:
         if request.args.has("zookeeper"):  # the deprecated legacy path
@@ -70,20 +71,40 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         port = open_cluster(request.args)
         return run_action(request.kind, request.args, port, out)
     except TerseError as exc:
-        out(f"{exc.message}\n")
+        _report_error(exc.message, exc.message, exc, json_mode, out, err)
     except KreassignError as exc:
-        out(f"Error: {exc.message}\n")
+        _report_error(f"Error: {exc.message}", exc.message, exc, json_mode, out, err)
     except KeyboardInterrupt:
         err("Interrupted.\n")
         return 130
     except Exception as exc:  # an unexpected failure still ends with one line, never a traceback
-        out(f"Error: {exc}\n")
+        _report_error(f"Error: {exc}", str(exc), exc, json_mode, out, err)
         if os.environ.get("KREASSIGN_DEBUG"):
             err(traceback.format_exc())
     finally:
         if port is not None:
             port.close()
     return EXIT_ERROR
+
+
+def wants_json(args: ParsedArgs) -> bool:
+    return args.values.get("output", [None])[-1:] == ["json"]
+
+
+def _report_error(
+    line: str, message: str, exc: BaseException, json_mode: bool, out: Callable[[str], None], err: Callable[[str], None]
+) -> None:
+    """Text: the Apache line on stdout, kreassign's hints (exception notes) on stderr.
+    --output json: one error document on stdout (message and hints), nothing on stderr."""
+    hints = [str(note) for note in getattr(exc, "__notes__", ())]
+    if json_mode:
+        from kreassign.documents import dump, error_document
+
+        out(dump(error_document(message, hints)))
+        return
+    out(f"{line}\n")
+    for hint in hints:
+        err(f"kreassign: {hint}\n")
 
 
 def open_cluster(args: ParsedArgs):
@@ -106,10 +127,11 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
     """Reads inputs in the order the Apache tool's handleAction does, so the first error matches.
     Returns the exit status (0 unless ``--fail-if-incomplete`` asks for 2 or 3, or a batched run ends
     otherwise than completed)."""
-    from kreassign import formats
+    from kreassign import documents, formats
     from kreassign.actions.common import read_input_file
 
-    json_output = args.has("output") and args.value("output") == "json"
+    json_mode = wants_json(args)
+    text_out = _discard if json_mode else out
     if action == "verify":
         from kreassign.actions.verify import verify_assignment
         from kreassign.planning.progress import verify_outcome
@@ -117,9 +139,9 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         text = read_input_file(args.value("reassignment-json-file"))
         plan = formats.parse_reassignment_json(text)
         preserve = args.has("preserve-throttles")
-        result = verify_assignment(port, plan, preserve, _discard if json_output else out)
+        result = verify_assignment(port, plan, preserve, _discard if json_mode else out)
         outcome = verify_outcome(result.partitions, result.moves)
-        if json_output:
+        if json_mode:
             from kreassign.cli.render_progress import render_verify_json
 
             out(render_verify_json(result, outcome, preserve))
@@ -130,28 +152,32 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         text = read_input_file(args.value("reassignment-json-file"))
         plan = formats.parse_reassignment_json(text)
         report = read_progress(port, plan)
-        out(render_progress(report, json_output, terminal=out is _stdout and sys.stdout.isatty()))
+        out(render_progress(report, json_mode, terminal=out is _stdout and sys.stdout.isatty()))
         return _outcome_status(report.outcome, args)
     elif action == "generate":
         from kreassign.actions.generate import generate_assignment
 
-        text = read_input_file(args.value("topics-to-move-json-file"))
+        topics = read_input_file(args.value("topics-to-move-json-file"))
         broker_list = args.value("broker-list")
         seed = args.long_value("seed")
-        generate_assignment(port, text, broker_list, rack_aware=not args.has("disable-rack-aware"), seed=seed, out=out)
+        result = generate_assignment(
+            port, topics, broker_list, rack_aware=not args.has("disable-rack-aware"), seed=seed, out=text_out
+        )
+        if json_mode:
+            out(documents.dump(documents.generate_document(result.current_json, result.proposed_json)))
     elif action == "execute":
         from kreassign.actions.execute import execute_assignment
 
         additional = args.has("additional")
-        text = read_input_file(args.value("reassignment-json-file"))
+        plan_text = read_input_file(args.value("reassignment-json-file"))
         throttle = args.long_value("throttle")
         log_dir_throttle = args.long_value("replica-alter-log-dirs-throttle")
         timeout_ms = args.long_value("timeout")
-        plan = formats.parse_reassignment_json(text)
+        plan = formats.parse_reassignment_json(plan_text)
         formats.validate_execute_plan(plan)
         if any(args.has(name) for name in BATCHED_OPTIONS) or args.has("dry-run"):
             return run_batched(args, port, plan, throttle, log_dir_throttle, out)
-        execute_assignment(
+        result = execute_assignment(
             port,
             plan,
             additional=additional,
@@ -159,26 +185,50 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
             log_dir_throttle=log_dir_throttle,
             timeout_ms=timeout_ms,
             allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
-            out=out,
+            out=text_out,
         )
+        if json_mode:
+            document = documents.execute_document(
+                result.rollback_json,
+                result.started,
+                result.inter_broker_throttle,
+                result.log_dir_throttle,
+                result.log_dir_moves,
+            )
+            out(documents.dump(document))
     elif action == "cancel":
         from kreassign.actions.cancel import cancel_assignment
 
-        text = read_input_file(args.value("reassignment-json-file"))
+        plan_text = read_input_file(args.value("reassignment-json-file"))
         preserve = args.has("preserve-throttles")
         timeout_ms = args.long_value("timeout")
-        plan = formats.parse_reassignment_json(text)
+        plan = formats.parse_reassignment_json(plan_text)
         from kreassign.actions.batched import cancel_batched
 
-        if not cancel_batched(port, plan, args.value("journal-file"), out):
-            cancel_assignment(port, plan, preserve_throttles=preserve, timeout_ms=timeout_ms, out=out)
+        batched = cancel_batched(port, plan, args.value("journal-file"), text_out)
+        if batched is not None:
+            if json_mode:
+                out(documents.dump(batched.document()))
+        else:
+            cancelled, stopped = cancel_assignment(
+                port, plan, preserve_throttles=preserve, timeout_ms=timeout_ms, out=text_out
+            )
+            if json_mode:
+                out(documents.dump(documents.cancel_document(cancelled, stopped, not preserve)))
     elif action == "list":
-        from kreassign.actions.listing import list_reassignments
+        if json_mode:
+            out(documents.dump(documents.list_document(port.list_reassignments())))
+        else:
+            from kreassign.actions.listing import list_reassignments
 
-        list_reassignments(port, out)
+            list_reassignments(port, out)
     else:  # pragma: no cover - validate() only returns known actions
         raise CommandError("Unsupported action.")
     return EXIT_OK
+
+
+def _discard(_text: str) -> None:
+    """Where the Apache text goes with --output json."""
 
 
 EXIT_CANCELLED = 4
@@ -232,19 +282,15 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
     return _EXIT_BY_OUTCOME.get(outcome.status, EXIT_ERROR)
 
 
-def _discard(text: str) -> None:
-    """Where the Apache text goes when ``--output json`` replaces it."""
-
-
 def _outcome_status(outcome: str, args: ParsedArgs) -> int:
     return OUTCOME_EXIT_CODES[outcome] if args.has("fail-if-incomplete") else EXIT_OK
 
 
-def render_progress(report, json_output: bool, terminal: bool) -> str:
+def render_progress(report, json_mode: bool, terminal: bool) -> str:
     """JSON with ``--output json``; rich on a terminal; else a plain tabulate table."""
     from kreassign.cli import render_progress as render
 
-    if json_output:
+    if json_mode:
         return render.render_progress_json(report)
     if terminal:
         import shutil

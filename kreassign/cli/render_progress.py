@@ -145,6 +145,7 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
     replicas = [row for p in partitions for row in p.replicas]
     return {
         "version": JSON_VERSION,
+        "kind": "progress",
         "outcome": report.outcome,
         "interval_s": None if report.interval_s is None else round(report.interval_s, 3),
         "summary": {
@@ -214,6 +215,7 @@ def verify_document(result: Any, outcome: str, preserve_throttles: bool) -> dict
     ]
     return {
         "version": JSON_VERSION,
+        "kind": "verify",
         "outcome": outcome,
         "partitions": partitions,
         "log_dirs": log_dirs,

@@ -222,7 +222,22 @@ class KafkaCluster:
         """Java's text for a call that found no node before its deadline; a note names the address."""
         error = ClusterTimeoutError(f"{TIMEOUT_EXCEPTION}: Timed out waiting for a node assignment. Call: {call}")
         kind = "bootstrap controllers" if self.using_controllers else "bootstrap servers"
+        option = "--bootstrap-controller" if self.using_controllers else "--bootstrap-server"
         error.add_note(f"No answer from the {kind} {self.address} within {self.api_timeout_s:g} s.")
+        error.add_note(
+            f"Check that {option} names a listener reachable from this host (host, port, firewall) and that "
+            f"its security protocol is {self.config.security_protocol} (else set security.protocol in the "
+            "--command-config file)."
+        )
+        return error
+
+    def _sasl_failure(self, detail: str) -> ClusterError:
+        error = ClusterError(f"{ERRORS_PACKAGE}SaslAuthenticationException: {detail}")
+        error.add_note(
+            f"The cluster at {self.address} refused the SASL login: check sasl.mechanism and the username and "
+            "password in sasl.jaas.config of the --command-config file, and that the user exists for that "
+            "mechanism (kafka-configs --describe --entity-type users for SCRAM)."
+        )
         return error
 
     def _librdkafka_error(self, error: Any, call: str) -> ClusterError:
@@ -243,12 +258,17 @@ class KafkaCluster:
         ):
             return self.timeout_error(call)
         if code == KafkaError._AUTHENTICATION:
-            return ClusterError(
-                f"{ERRORS_PACKAGE}SaslAuthenticationException: {_without_librdkafka_prefix(error.str())}"
-            )
+            return self._sasl_failure(_without_librdkafka_prefix(error.str()))
         if code == KafkaError._SSL:
             failure = ClusterError(f"{ERRORS_PACKAGE}SslAuthenticationException: SSL handshake failed")
             failure.add_note(error.str())
+            failure.add_note(
+                f"The TLS handshake with {self.address} failed: check that the listener speaks "
+                f"{self.config.security_protocol}, that ssl.truststore.* in the --command-config file holds the "
+                "CA that signed the broker certificate, that the broker's certificate matches the host name "
+                "(or set ssl.endpoint.identification.algorithm= to skip that check), and ssl.keystore.* if "
+                "the broker requires client certificates."
+            )
             return failure
         return ClusterError(f"org.apache.kafka.common.KafkaException: {error.str()}")
 
@@ -262,8 +282,7 @@ class KafkaCluster:
         if isinstance(exc, errors.IncompatibleBrokerVersion):
             return ClusterError(f"{ERRORS_PACKAGE}UnsupportedVersionException: {exc}")
         if isinstance(exc, errors.SaslAuthenticationFailedError):
-            detail = str(exc).split(": ", 1)[-1]
-            return ClusterError(f"{ERRORS_PACKAGE}SaslAuthenticationException: {detail}")
+            return self._sasl_failure(str(exc).split(": ", 1)[-1])
         if isinstance(exc, errors.BrokerResponseError) and getattr(exc, "errno", None) is not None:
             return error_for(java_exception(exc.errno))
         if isinstance(exc, errors.KafkaConfigurationError | ValueError | TypeError):

@@ -13,6 +13,7 @@ and writes the outcome to the journal.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -201,11 +202,12 @@ class BatchedExecutor:
         )
 
     def _start(self) -> None:
+        self._live = {b.id for b in self.port.describe_brokers()}
         # a previous run of this plan may have died with its throttles set: restore from what is there now
-        self.throttles.adopt_current()
+        self.throttles.adopt_current(self._live)
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
-        self.throttles.set_rates(brokers, self.state.throttle, self.state.log_dir_throttle)
+        self.throttles.set_rates(brokers & self._live, self.state.throttle, self.state.log_dir_throttle)
         self._measure_sizes()
         # steps a previous run left in flight: adopt those the cluster is still doing
         active = self.port.list_reassignments(list(self.state.target))
@@ -249,8 +251,7 @@ class BatchedExecutor:
     def _measure_sizes(self) -> None:
         replicas = {b for r in self.state.original.values() for b in r}
         try:
-            live = {b.id for b in self.port.describe_brokers()}
-            sizes = self.port.replica_sizes(sorted(replicas & live))
+            sizes = self.port.replica_sizes(sorted(replicas & self._live))
         except Exception as exc:  # sizes only feed the display; the move goes on without them
             self.reporter.event(f"Replica sizes unavailable ({exc}); progress is shown in steps only")
             return
@@ -473,14 +474,33 @@ class BatchedExecutor:
                 data_moving = [tp for tp, m in self.moving.items() if not m.electing]
                 if data_moving:
                     errors = self.port.alter_reassignments({tp: None for tp in data_moving})
+                    # a step that finished since the last poll has nothing left to cancel
+                    finished = {
+                        tp
+                        for tp, e in errors.items()
+                        if "NoReassignmentInProgress" in e or "No partition reassignment is in progress" in e
+                    }
                     reverted = [tp for tp in data_moving if tp not in errors]
-                    for tp in reverted:
+                    for tp in [*reverted, *finished]:
                         self._forget(tp)
-                    problems += [f"could not cancel the step of {tp}: {errors[tp]}" for tp in sorted(errors)]
+                    problems += [
+                        f"could not cancel the step of {tp}: {errors[tp]}"
+                        for tp in sorted(errors)
+                        if tp not in finished
+                    ]
             except Exception as exc:
                 problems.append(f"could not cancel the steps in flight: {getattr(exc, 'message', exc)}")
         try:
-            self.throttles.restore()
+            with contextlib.suppress(Exception):  # else restore with what the last poll saw
+                self._live = {b.id for b in self.port.describe_brokers()}
+            recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
+            self.throttles.restore(offline=recorded_brokers - self._live)
+            if self.throttles.pending:
+                problems.append(
+                    "the throttle rates of offline broker(s) "
+                    + ",".join(self.throttles.pending)
+                    + " stay until a later run of this plan (or --cancel) restores them"
+                )
         except Exception as exc:
             problems.append(str(getattr(exc, "message", None) or exc))
         self.state.status = status if not problems else "failed"

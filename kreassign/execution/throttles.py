@@ -1,11 +1,13 @@
 """Throttles of a batched reassignment: recorded before the first step, narrowed to the replicas that move
-now, and restored exactly when the run ends, however it ends.
+now, and restored when the run ends, however it ends.
 
-Topic lists (``leader.replication.throttled.replicas`` and ``follower...``) hold the entries that were
-there before the run plus ours for the steps in flight: leader side the replicas a moving partition
-already has, follower side the replicas it is adding. Broker rates are set on every broker the plan
-touches. Restoring writes back each recorded value (or deletes a config that was absent), and only for the
-configs the run changed.
+Topic lists (``leader.replication.throttled.replicas`` and ``follower...``): the run adds its entries for
+the steps in flight (leader side the replicas a moving partition already has, follower side the replicas
+it is adding) and removes them when the steps finish, reading the current value first, so entries that
+someone else adds while the run goes on are kept. At the end the lists hold what they held before the run
+(plus anything others added meanwhile). Broker rates are set on every broker the plan touches and put back
+to their recorded values (deleted if they were absent). A broker that is offline cannot have its configs
+changed: its rates are left for later (the resume or ``--cancel`` restores them) and reported.
 """
 
 from __future__ import annotations
@@ -24,29 +26,37 @@ from kreassign.planning.throttles import (
 )
 
 Recorded = dict[str, dict[str, dict[str, str | None]]]
-_KIND = {ResourceType.TOPIC: "topic", ResourceType.BROKER: "broker"}
 _BROKER_RATES = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE, LOG_DIR_THROTTLED_RATE)
 
 
 def record_throttles(port: ClusterPort, topics: Iterable[str], brokers: Iterable[int]) -> Recorded:
     """The throttle configs of these topics and brokers as they are now (None: not set)."""
-    resources = [ConfigResource(ResourceType.TOPIC, t) for t in sorted(set(topics))]
-    resources += [ConfigResource(ResourceType.BROKER, str(b)) for b in sorted(set(brokers))]
+    resources = [_topic(t) for t in sorted(set(topics))] + [_broker(b) for b in sorted(set(brokers))]
     described = port.describe_configs(resources)
     recorded: Recorded = {"topic": {}, "broker": {}}
     for resource in resources:
         values = described.get(resource, {})
-        names = TOPIC_LEVEL_THROTTLES if resource.type is ResourceType.TOPIC else _BROKER_RATES
-        recorded[_KIND[resource.type]][resource.name] = {name: values.get(name) for name in names}
+        if resource.type is ResourceType.TOPIC:
+            recorded["topic"][resource.name] = {name: values.get(name) for name in TOPIC_LEVEL_THROTTLES}
+        else:
+            recorded["broker"][resource.name] = {name: values.get(name) for name in _BROKER_RATES}
     return recorded
+
+
+def _topic(name: str) -> ConfigResource:
+    return ConfigResource(ResourceType.TOPIC, name)
+
+
+def _broker(broker_id: int | str) -> ConfigResource:
+    return ConfigResource(ResourceType.BROKER, str(broker_id))
 
 
 def _entries(value: str | None) -> set[str]:
     return {e.strip() for e in (value or "").split(",") if e.strip()}
 
 
-def _resource(kind: str, name: str) -> ConfigResource:
-    return ConfigResource(ResourceType.TOPIC if kind == "topic" else ResourceType.BROKER, name)
+def _op(config: str, value: str | None) -> ConfigOp:
+    return ConfigOp(config, OpType.DELETE) if value is None else ConfigOp(config, OpType.SET, value)
 
 
 class ThrottleLifecycle:
@@ -55,104 +65,122 @@ class ThrottleLifecycle:
     def __init__(self, port: ClusterPort, recorded: Recorded) -> None:
         self.port = port
         self.recorded = recorded
-        self.applied: dict[tuple[str, str], dict[str, str | None]] = {}  # what we last wrote
+        self.ours: dict[tuple[str, str], set[str]] = {}  # (topic, config) -> entries this run wants there now
+        # every entry this run ever added: a broker can answer DescribeConfigs with a value older than our
+        # last write (metadata propagates asynchronously), and such an entry must not pass for someone else's
+        self.ours_ever: dict[tuple[str, str], set[str]] = {}
+        self.written: dict[tuple[str, str], str | None] = {}  # the value this run last wrote
+        self.rates_set: set[str] = set()  # brokers whose rates this run changed
+        self.pending: list[str] = []  # what restore() could not do (offline brokers)
 
-    def _write(self, kind: str, name: str, values: Mapping[str, str | None]) -> None:
-        current = self.applied.get((kind, name))
-        if current is None:
-            current = dict(self.recorded.get(kind, {}).get(name, {}))
-        ops = [
-            ConfigOp(config, OpType.DELETE) if value is None else ConfigOp(config, OpType.SET, value)
-            for config, value in values.items()
-            if current.get(config) != value
-        ]
-        if not ops:
-            return
-        self.port.incremental_alter_configs({_resource(kind, name): ops})
-        self.applied[(kind, name)] = {**current, **values}
-
-    def adopt_current(self) -> None:
-        """Read the throttle configs of every recorded resource as they are now, so that whatever differs
-        from the record (left by a run that died, for example) is restored at the end."""
-        resources = [_resource(kind, name) for kind, names in self.recorded.items() for name in names]
-        described = self.port.describe_configs(resources) if resources else {}
-        for resource in resources:
-            kind = _KIND[resource.type]
-            now = described.get(resource, {})
-            names = TOPIC_LEVEL_THROTTLES if kind == "topic" else _BROKER_RATES
-            current = {config: now.get(config) for config in names}
-            if current != self.recorded[kind][resource.name]:
-                self.applied[(kind, resource.name)] = current
+    def adopt_current(self, live: Iterable[int]) -> None:
+        """A run of this plan may have died with its throttles set: whatever differs from the record now is
+        taken as that run's, so that it is undone at the end (brokers not in ``live`` cannot be read)."""
+        topics = list(self.recorded.get("topic", {}))
+        up = {str(b) for b in live}
+        brokers = [b for b in self.recorded.get("broker", {}) if b in up]
+        self.rates_set.update(b for b in self.recorded.get("broker", {}) if b not in up)
+        described = self.port.describe_configs([_topic(t) for t in topics] + [_broker(b) for b in brokers])
+        for topic in topics:
+            now = described.get(_topic(topic), {})
+            for config in TOPIC_LEVEL_THROTTLES:
+                extra = _entries(now.get(config)) - _entries(self.recorded["topic"][topic].get(config))
+                if extra:
+                    self.ours[(topic, config)] = set(extra)
+                    self.ours_ever[(topic, config)] = set(extra)
+        for broker in brokers:
+            now = described.get(_broker(broker), {})
+            if any(now.get(c) != self.recorded["broker"][broker].get(c) for c in _BROKER_RATES):
+                self.rates_set.add(broker)
 
     def set_rates(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> None:
         """Broker rates for the run (-1: leave that rate alone)."""
-        for broker in sorted(set(brokers)):
-            values: dict[str, str | None] = {}
-            if inter_broker >= 0:
-                values[LEADER_THROTTLED_RATE] = str(inter_broker)
-                values[FOLLOWER_THROTTLED_RATE] = str(inter_broker)
-            if log_dir >= 0:
-                values[LOG_DIR_THROTTLED_RATE] = str(log_dir)
-            if values:
-                self._write("broker", str(broker), values)
-
-    def throttle_moving(self, steps: Iterable[Step]) -> None:
-        """Topic replica lists for exactly these in-flight steps (plus what was there before the run)."""
-        leader: dict[str, set[str]] = {}
-        follower: dict[str, set[str]] = {}
-        for step in steps:
-            topic, p = step.partition.topic, step.partition.partition
-            leader.setdefault(topic, set()).update(f"{p}:{b}" for b in step.source)
-            follower.setdefault(topic, set()).update(f"{p}:{b}" for b in step.adding)
-        topics = set(leader) | {name for kind, name in self.applied if kind == "topic"}
-        for topic in sorted(topics):
-            before = self.recorded.get("topic", {}).get(topic, {})
-            values: dict[str, str | None] = {}
-            for config, ours in ((LEADER_THROTTLED_REPLICAS, leader), (FOLLOWER_THROTTLED_REPLICAS, follower)):
-                recorded = before.get(config)
-                if recorded is not None and recorded.strip() == "*":
-                    values[config] = recorded  # everything is throttled already
-                    continue
-                entries = _entries(recorded) | ours.get(topic, set())
-                values[config] = ",".join(sorted(entries)) if entries else None
-                if not ours.get(topic) and values[config] is not None:
-                    values[config] = recorded
-            self._write("topic", topic, values)
+        values: dict[str, str | None] = {}
+        if inter_broker >= 0:
+            values[LEADER_THROTTLED_RATE] = str(inter_broker)
+            values[FOLLOWER_THROTTLED_RATE] = str(inter_broker)
+        if log_dir >= 0:
+            values[LOG_DIR_THROTTLED_RATE] = str(log_dir)
+        if not values:
+            return
+        changes = {_broker(b): [_op(c, v) for c, v in values.items()] for b in sorted(set(brokers))}
+        if changes:
+            self.port.incremental_alter_configs(changes)
+            self.rates_set.update(r.name for r in changes)
 
     def set_rate_everywhere(self, inter_broker: int, log_dir: int) -> None:
         """A new rate while running: every broker this run throttles gets it."""
-        brokers = [int(name) for kind, name in self.applied if kind == "broker"]
-        self.set_rates(brokers, inter_broker, log_dir)
+        self.set_rates([int(b) for b in self.rates_set], inter_broker, log_dir)
 
-    def restore(self) -> None:
-        """Put back every config this run changed, as recorded before the first step."""
-        failures = []
-        for (kind, name), values in sorted(self.applied.items()):
-            before = self.recorded.get(kind, {}).get(name, {})
-            ops = [
-                ConfigOp(config, OpType.DELETE)
-                if before.get(config) is None
-                else ConfigOp(config, OpType.SET, before[config])
-                for config, value in values.items()
-                if value != before.get(config)
-            ]
-            if not ops:
-                continue
+    def throttle_moving(self, steps: Iterable[Step]) -> None:
+        """The topic lists hold, besides what others put there, exactly the entries of these steps."""
+        wanted: dict[tuple[str, str], set[str]] = {}
+        for step in steps:
+            topic, p = step.partition.topic, step.partition.partition
+            wanted.setdefault((topic, LEADER_THROTTLED_REPLICAS), set()).update(f"{p}:{b}" for b in step.source)
+            wanted.setdefault((topic, FOLLOWER_THROTTLED_REPLICAS), set()).update(f"{p}:{b}" for b in step.adding)
+        keys = {k for k, v in wanted.items() if v} | {k for k, v in self.ours.items() if v}
+        if keys and any(wanted.get(k, set()) != self.ours.get(k, set()) for k in keys):
+            self._rewrite_lists(keys, wanted)
+
+    def _rewrite_lists(self, keys: set[tuple[str, str]], wanted: Mapping[tuple[str, str], set[str]]) -> None:
+        topics = sorted({topic for topic, _ in keys})
+        described = self.port.describe_configs([_topic(t) for t in topics])
+        changes: dict[ConfigResource, list[ConfigOp]] = {}
+        writes: dict[tuple[str, str], str | None] = {}
+        for topic, config in sorted(keys):
+            current = described.get(_topic(topic), {}).get(config)
+            recorded = self.recorded.get("topic", {}).get(topic, {}).get(config)
+            if (current or "").strip() == "*" or (recorded or "").strip() == "*":
+                continue  # every replica of the topic is throttled already
+            ever = self.ours_ever.setdefault((topic, config), set())
+            others = _entries(current) - ever - self.ours.get((topic, config), set())
+            others |= _entries(recorded) & _entries(current)  # what was there before the run stays
+            mine = wanted.get((topic, config), set()) - others
+            ever |= mine
+            entries = others | mine
+            if entries == _entries(recorded) and recorded is not None:
+                value: str | None = recorded  # back to the exact text that was there
+            else:
+                value = ",".join(sorted(entries)) if entries else None
+            # compare with our own last write when there is one: the value read back may be older than it
+            if value != self.written.get((topic, config), current):
+                changes.setdefault(_topic(topic), []).append(_op(config, value))
+                writes[(topic, config)] = value
+            self.ours[(topic, config)] = mine
+        if changes:
+            self.port.incremental_alter_configs(changes)
+            self.written.update(writes)
+
+    def restore(self, offline: Iterable[int] = ()) -> None:
+        """Take this run's entries out of the topic lists and put the recorded broker rates back. Brokers
+        in ``offline`` cannot be changed now: they are listed in ``pending``."""
+        failures: list[str] = []
+        try:
+            self.throttle_moving([])
+        except Exception as exc:  # keep going: the broker rates may still be restorable
+            failures.append(f"topic throttle lists: {getattr(exc, 'message', exc)}")
+        away = {str(b) for b in offline}
+        self.pending = sorted(self.rates_set & away, key=int)
+        for broker in sorted(self.rates_set - away, key=int):
+            before = self.recorded.get("broker", {}).get(broker, {})
             try:
-                self.port.incremental_alter_configs({_resource(kind, name): ops})
-            except Exception as exc:  # keep restoring the others; report every failure at the end
-                failures.append(f"{kind} {name}: {exc}")
+                self.port.incremental_alter_configs({_broker(broker): [_op(c, before.get(c)) for c in _BROKER_RATES]})
+            except Exception as exc:
+                failures.append(f"broker {broker}: {getattr(exc, 'message', exc)}")
                 continue
-            self.applied[(kind, name)] = dict(before)
+            self.rates_set.discard(broker)
         if failures:
             raise ThrottleRestoreError(failures)
 
 
-def restore_recorded(port: ClusterPort, recorded: Recorded) -> None:
-    """After a crash: put back the recorded value of every throttle config of the recorded resources."""
+def restore_recorded(port: ClusterPort, recorded: Recorded) -> list[str]:
+    """After a crash: undo whatever differs from the record. Returns the offline brokers left for later."""
+    live = {b.id for b in port.describe_brokers()}
     lifecycle = ThrottleLifecycle(port, recorded)
-    lifecycle.adopt_current()
-    lifecycle.restore()
+    lifecycle.adopt_current(live)
+    lifecycle.restore(offline=[int(b) for b in recorded.get("broker", {}) if int(b) not in live])
+    return lifecycle.pending
 
 
 class ThrottleRestoreError(Exception):

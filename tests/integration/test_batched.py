@@ -46,7 +46,8 @@ def write_plan(path, topic: str, layout: dict[int, list[int]]) -> str:
 
 
 def throttles(port: KafkaCluster, topics: list[str]) -> dict:
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in range(1, 6)]
+    """Throttle configs of these topics and of every live broker (a stopped broker cannot be asked)."""
+    resources = [ConfigResource(ResourceType.BROKER, str(b.id)) for b in port.describe_brokers()]
     resources += [ConfigResource(ResourceType.TOPIC, t) for t in topics]
     described = port.describe_configs(resources)
     return {

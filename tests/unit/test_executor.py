@@ -400,12 +400,16 @@ def test_a_broker_that_never_comes_back_ends_the_run_with_throttles_restored(tmp
         run(sim, {tp(0): (0, 3), tp(1): (0, 3)}, tmp_path, limits, reporter=recorder, throttle=MB, stall_timeout=30)
     assert "Broker 3 is offline; steps that need it wait" in recorder.events
     assert any("t-0 waits for broker 3 (offline)" in n for p in recorder.snapshots for n in p.notes)
-    assert sim.configs == {} and sim.list_reassignments() == {}
+    # an offline broker's configs cannot be changed: its rates wait for the resume, everything else is back
+    assert sim.configs == {ConfigResource(ResourceType.BROKER, "3"): {LEADER_RATE: str(MB), FOLLOWER_RATE: str(MB)}}
+    assert sim.list_reassignments() == {}
     journal = Journal(tmp_path / "j.json").load()
     assert journal.status == "failed" and "offline" in journal.message
+    assert "the throttle rates of offline broker(s) 3 stay until a later run" in journal.message
     sim.start_broker(3)
     outcome, out = run(sim, {tp(0): (0, 3), tp(1): (0, 3)}, tmp_path, limits, throttle=MB)
     assert outcome.status == "completed" and "Resuming" in out
+    assert sim.configs == {}
 
 
 def test_transient_cluster_errors_are_waited_out(tmp_path):

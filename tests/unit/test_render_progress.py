@@ -19,6 +19,7 @@ from kreassign.cli.render_progress import (
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.progress import ReplicaSample, compute_progress
 from kreassign.planning.states import LogDirMoveState, PartitionState
+from tests.schema_check import check_document
 
 T = TopicPartition
 
@@ -93,7 +94,8 @@ def test_rich_colours_statuses_on_a_terminal(report):
 def test_progress_json_document(report):
     document = json.loads(render_progress_json(report))
     assert document == progress_document(report)
-    assert document["version"] == 1
+    check_document(document)
+    assert document["version"] == 1 and document["kind"] == "progress"
     assert document["outcome"] == "not_at_target"
     assert document["interval_s"] == 1.0
     assert document["summary"] == {
@@ -156,8 +158,11 @@ def test_verify_json_document():
         moves={TopicPartitionReplica("t", 0, 1): LogDirMoveState("active", "/d1", current="/d0", future="/d1")},
         moves_ongoing=True,
     )
-    assert verify_document(result, "not_at_target", preserve_throttles=False) == {
+    document = verify_document(result, "not_at_target", preserve_throttles=False)
+    check_document(document)
+    assert document == {
         "version": 1,
+        "kind": "verify",
         "outcome": "not_at_target",
         "partitions": [
             {"topic": "t", "partition": 0, "state": "completed", "current_replicas": [1, 2], "target_replicas": [1, 2]},
