@@ -24,10 +24,10 @@ _kreassign() {
             COMPREPLY=($(compgen -W "text json" -- "$cur"))
             return 0
             ;;
-        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--poll-interval-ms|--stall-timeout-ms)
+        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--poll-interval-ms|--stall-timeout-ms|--zookeeper)
             return 0
             ;;
     esac
-    COMPREPLY=($(compgen -W "--generate --execute --verify --cancel --list --progress --bootstrap-server --bootstrap-controller --command-config --reassignment-json-file --topics-to-move-json-file --broker-list --disable-rack-aware --throttle --replica-alter-log-dirs-throttle --timeout --additional --preserve-throttles --disallow-replication-factor-change --seed --max-partition-movements --max-replica-movements --max-leader-movements --dry-run --journal-file --poll-interval-ms --stall-timeout-ms --output --fail-if-incomplete --version --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "--generate --execute --verify --cancel --list --progress --bootstrap-server --bootstrap-controller --command-config --reassignment-json-file --topics-to-move-json-file --broker-list --disable-rack-aware --throttle --replica-alter-log-dirs-throttle --timeout --additional --preserve-throttles --disallow-replication-factor-change --seed --max-partition-movements --max-replica-movements --max-leader-movements --dry-run --journal-file --poll-interval-ms --stall-timeout-ms --output --fail-if-incomplete --version --zookeeper --help" -- "$cur"))
 }
 complete -F _kreassign kreassign kafka-reassign-partitions

@@ -34,5 +34,6 @@ complete -c kreassign -l stall-timeout-ms -x -d 'A batched --execute stops (thro
 complete -c kreassign -l output -x -a 'text json' -d 'Text (the Apache output, default) or json.'
 complete -c kreassign -l fail-if-incomplete -d '--verify and --progress exit 2 while moves are still in progress and 3 when a partition is neither moving nor at its target (default: exit 0, as the Apache tool).'
 complete -c kreassign -l version -d 'Display Kafka version.'
+complete -c kreassign -l zookeeper -x -d 'DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot path.'
 complete -c kreassign -l help -d 'Print usage information.'
 complete -c kafka-reassign-partitions -w kreassign

@@ -36,6 +36,11 @@ class TerseError(KreassignError):
     """A failed action reported with its bare message on stdout (Apache's TerseException)."""
 
 
+class ZooKeeperUsageError(UsageError):
+    """A command line the deprecated ``--zookeeper`` path refuses. One line on stderr, exit 1, nothing
+    done (Kafka 2.8 died with such messages as uncaught exceptions, without its usage text)."""
+
+
 class InvalidJsonError(CommandError):
     """Input JSON that cannot be parsed or has the wrong shape."""
 

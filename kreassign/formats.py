@@ -192,22 +192,28 @@ def _checked_entry(fields: dict[str, JsonValue]) -> _Entry:
     return topic, partition, replicas, dirs
 
 
-def validate_execute_plan(plan: ReassignmentPlan) -> dict[TopicPartition, tuple[int, ...]]:
-    """The checks ``parseExecuteAssignmentArgs`` adds, in its order; returns the target replicas."""
+def validate_execute_plan(
+    plan: ReassignmentPlan, duplicates: Callable[..., list] | None = None
+) -> dict[TopicPartition, tuple[int, ...]]:
+    """The checks ``parseExecuteAssignmentArgs`` adds, in its order; returns the target replicas.
+
+    ``duplicates`` lists repeated elements in the order the tool prints them (default: the Java
+    ``HashSet`` of the current tool, :func:`java_duplicates`; Kafka 2.8 used Scala collections)."""
+    duplicates = duplicates or java_duplicates
     if not plan.partitions:
         raise CommandError("Partition reassignment list cannot be empty")
     if any(not replicas for _, replicas in plan.partitions):
         raise CommandError("Partition replica list cannot be empty")
     targets = dict(plan.partitions)
     if len(targets) != len(plan.partitions):
-        duplicate_partitions = java_duplicates([tp for tp, _ in plan.partitions], _topic_partition_hash, None)
+        duplicate_partitions = duplicates([tp for tp, _ in plan.partitions], _topic_partition_hash, None)
         raise CommandError(
             "Partition reassignment contains duplicate topic partitions: " + ",".join(map(str, duplicate_partitions))
         )
     problems = []
     for topic_partition, replicas in plan.partitions:
         if len(set(replicas)) != len(replicas):
-            repeated = java_duplicates(replicas, _integer_hash, _compare_numbers)
+            repeated = duplicates(replicas, _integer_hash, _compare_numbers)
             problems.append(f"{topic_partition} contains multiple entries for {','.join(map(str, repeated))}")
     if problems:
         raise CommandError("Partition replica lists may not contain duplicate entries: " + ". ".join(problems))

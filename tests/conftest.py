@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kreassign.devcluster.cluster import LocalKafkaCluster
+from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster
 
 _CLUSTERS: list[LocalKafkaCluster] = []
 
@@ -22,8 +22,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     os.environ.setdefault("KREASSIGN_KAFKA_CLASSPATH", classpath())
 
 
-def _start(tmp_path_factory: pytest.TempPathFactory, name: str, **kwargs) -> LocalKafkaCluster:
-    cluster = LocalKafkaCluster(tmp_path_factory.mktemp(name), **kwargs)
+def _start(
+    tmp_path_factory: pytest.TempPathFactory, name: str, cluster_class: type = LocalKafkaCluster, **kwargs
+) -> LocalKafkaCluster:
+    cluster = cluster_class(tmp_path_factory.mktemp(name), **kwargs)
     _CLUSTERS.append(cluster)
     cluster.start()
     return cluster
@@ -41,6 +43,15 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKaf
 def kafka_cluster5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafkaCluster]:
     """5 brokers over 3 racks, for batched moves and failure tests."""
     cluster = _start(tmp_path_factory, "kafka5", brokers=5, racks=("rack-a", "rack-b", "rack-c"))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def zk_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperKafkaCluster]:
+    """ZooKeeper mode for the deprecated --zookeeper path: Kafka 3.9.x, one ZooKeeper server and 3 brokers
+    (ids 1-3, racks rack-a/rack-b alternating), connected under the chroot ``/kafka``."""
+    cluster = _start(tmp_path_factory, "zk3", ZooKeeperKafkaCluster, brokers=3, chroot="/kafka")
     yield cluster
     cluster.stop()
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from kreassign.cli.argv import OptionSyntaxError, ParsedArgs, validate
 from kreassign.cli.spec import BATCHED_OPTIONS
-from kreassign.errors import CommandError, KreassignError, TerseError, UsageError
+from kreassign.errors import CommandError, KreassignError, TerseError, UsageError, ZooKeeperUsageError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -36,7 +36,7 @@ def _stderr(text: str) -> None:
 def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[str], None] = _stderr) -> int:
     try:
         request = validate(argv)
-    except OptionSyntaxError as exc:
+    except (OptionSyntaxError, ZooKeeperUsageError) as exc:
         err(f"{exc.message}\n")
         return EXIT_ERROR
     except UsageError as exc:
@@ -62,6 +62,12 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     json_mode = wants_json(request.args)
     port = None
     try:
+        if request.args.has("zookeeper"):  # the deprecated legacy path
+            from kreassign.zookeeper.command import open_zookeeper, run_zookeeper_action
+
+            port = open_zookeeper(request.args, err)
+            run_zookeeper_action(request.kind, request.args, port, out)
+            return EXIT_OK
         port = open_cluster(request.args)
         return run_action(request.kind, request.args, port, out)
     except TerseError as exc:

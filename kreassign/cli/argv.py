@@ -14,8 +14,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kreassign.cli.spec import ACTIONS, APACHE_ACTIONS, REQUIRED_ARGS, SPECS, Arity, OptionSpec, permitted_args
-from kreassign.errors import CommandError, UsageError
+from kreassign.cli.spec import (
+    ACTIONS,
+    APACHE_ACTIONS,
+    REQUIRED_ARGS,
+    SPECS,
+    ZOOKEEPER_FORBIDDEN_OPTIONS,
+    ZOOKEEPER_PERMITTED_ARGS,
+    Arity,
+    OptionSpec,
+    permitted_args,
+)
+from kreassign.errors import CommandError, UsageError, ZooKeeperUsageError
 
 _JAVA_LONG = re.compile(r"[+-]?\d+")
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -142,6 +152,8 @@ def validate(argv: list[str]) -> Request:
         # the Apache message names the Apache actions only (kreassign's --progress is documented apart)
         raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in APACHE_ACTIONS))
     action = actions[0]
+    if parsed.has("zookeeper"):
+        return _validate_zookeeper(parsed, action)
     has_server, has_controller = parsed.has("bootstrap-server"), parsed.has("bootstrap-controller")
     if has_server and has_controller:
         raise UsageError("Please don't specify both --bootstrap-server and --bootstrap-controller")
@@ -164,3 +176,26 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
     output = parsed.value("output") if parsed.has("output") else "text"
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not '{output}'")
+
+
+def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:
+    """The deprecated --zookeeper path (a kreassign extension; Apache removed it in 3.0). After the
+    unknown-option, help and one-action checks: not with --bootstrap-server; nothing that needs
+    --bootstrap-server (first one in command-line order); then the required and permitted options."""
+    if parsed.has("bootstrap-server"):
+        raise ZooKeeperUsageError(
+            "Please don't specify both --zookeeper and --bootstrap-server: --zookeeper is deprecated, "
+            "use --bootstrap-server alone"
+        )
+    for spec in parsed.seen:
+        if spec.name in ZOOKEEPER_FORBIDDEN_OPTIONS or (spec.name == action and action not in ZOOKEEPER_PERMITTED_ARGS):
+            raise ZooKeeperUsageError(f'You must specify --bootstrap-server when using "{spec}"')
+    required = REQUIRED_ARGS[action]
+    for name in required:
+        if not parsed.has(name):
+            raise UsageError(f'Missing required argument "{SPECS[name]}"')
+    permitted = ZOOKEEPER_PERMITTED_ARGS[action]
+    for spec in parsed.seen:
+        if spec.name != action and spec.name not in required and spec.name not in permitted:
+            raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
+    return Request(action, parsed)

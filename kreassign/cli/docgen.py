@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kreassign.cli.spec import ACTIONS, REQUIRED_ARGS, SPECS, permitted_args
+from kreassign.cli.spec import ACTIONS, REQUIRED_ARGS, SPECS, ZOOKEEPER_PERMITTED_ARGS, permitted_args
 
 COMMANDS = ("kreassign", "kafka-reassign-partitions")
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +88,10 @@ def actions_of(name: str) -> list[str]:
     return [
         a
         for a in ACTIONS
-        if name in REQUIRED_ARGS[a] or name in permitted_args(a, True) or name in permitted_args(a, False)
+        if name in REQUIRED_ARGS[a]
+        or name in permitted_args(a, True)
+        or name in permitted_args(a, False)
+        or name in ZOOKEEPER_PERMITTED_ARGS.get(a, ())
     ]
 
 
@@ -345,7 +348,12 @@ def render_man(opts: Sequence[Option]) -> str:
         ),
         ".SH OPTIONS",
     ]
-    for panel, title in (("Actions", "Actions"), ("Options", "Options"), ("kreassign extensions", "Extensions")):
+    for panel, title in (
+        ("Actions", "Actions"),
+        ("Options", "Options"),
+        ("kreassign extensions", "Extensions"),
+        ("Deprecated", "Deprecated"),
+    ):
         out += [f".SS {title}"]
         for o in opts:
             if o.panel != panel:

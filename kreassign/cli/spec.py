@@ -239,6 +239,16 @@ _SPECS = (
         "partition is neither moving nor at its target (default: exit 0, as the Apache tool).",
         apache=False,
     ),
+    OptionSpec(
+        "zookeeper",
+        Arity.REQUIRED,
+        help="DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string "
+        "of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot "
+        "path. Does --generate, --execute (with --throttle) and --verify through ZooKeeper like Kafka 2.8's "
+        "tool. Please use --bootstrap-server instead.",
+        metavar="urls",
+        apache=False,
+    ),
 )
 
 SPECS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
@@ -295,3 +305,35 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
 
 BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements")
 """Any of these turns --execute into the batched executor."""
+
+
+# ---- the deprecated --zookeeper path (kreassign.zookeeper)
+ZOOKEEPER_PERMITTED_ARGS: dict[str, tuple[str, ...]] = {
+    "verify": ("zookeeper", "preserve-throttles"),
+    "generate": ("zookeeper", "broker-list", "disable-rack-aware", "seed"),
+    "execute": ("zookeeper", "throttle"),
+}
+
+# Options and actions that need --bootstrap-server: Kafka 2.8's list, the newer Apache options, and
+# kreassign's batched executor. Names the spec may not know yet are fine: argv rejects unknown options
+# before it looks at this list.
+ZOOKEEPER_FORBIDDEN_OPTIONS = (
+    "additional",
+    "cancel",
+    "command-config",
+    "replica-alter-log-dirs-throttle",
+    "list",
+    "timeout",
+    "bootstrap-controller",
+    "disallow-replication-factor-change",
+    "progress",
+    "max-partition-movements",
+    "max-replica-movements",
+    "max-leader-movements",
+    "dry-run",
+    "output",
+    "journal-file",
+    "poll-interval-ms",
+    "stall-timeout-ms",
+    "fail-if-incomplete",
+)

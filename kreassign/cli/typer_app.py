@@ -138,6 +138,10 @@ def kreassign(
         typer.Option("--fail-if-incomplete", help=_help("fail-if-incomplete"), rich_help_panel="kreassign extensions"),
     ] = False,
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
+    zookeeper: Annotated[
+        str | None,
+        typer.Option("--zookeeper", help=_help("zookeeper"), metavar="HOST:PORT/CHROOT", rich_help_panel="Deprecated"),
+    ] = None,
 ) -> None:
     """Declaration only: kreassign.cli.app.run does the work."""
 

@@ -1,9 +1,11 @@
 """``python -m kreassign.devcluster``: a local Apache Kafka for humans, demos and CI.
 
-start   start a KRaft cluster in the background (prints its bootstrap address)
+start   start a KRaft cluster in the background (prints its bootstrap address); with --zookeeper, a
+        ZooKeeper-mode Kafka 3.9.x cluster instead (also prints its ZooKeeper connection string)
 stop    stop the cluster started by ``start``
 status  print the cluster's state file
 apache  run Apache's kafka-reassign-partitions from the pinned jars (arguments passed through)
+apache-2.8  run Kafka 2.8.2's kafka-reassign-partitions, the last one with --zookeeper
 demo    start a cluster, create a topic with data, then generate, execute and verify a plan with
         kreassign, showing every command and its output; stops the cluster at the end
 """
@@ -19,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from kreassign.devcluster.cluster import LocalKafkaCluster, stop_from_state
-from kreassign.devcluster.jars import apache_tool_command, cache_root, pinned_kafka_version
+from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster, stop_from_state
+from kreassign.devcluster.jars import apache_tool_command, cache_root, legacy_tool_command, pinned_kafka_version
 from kreassign.errors import KreassignError
 
 
@@ -34,13 +36,18 @@ def cmd_start(args: argparse.Namespace) -> int:
         stop_from_state(base)
     # every start is a fresh cluster: data of a stopped one would carry another cluster id
     shutil.rmtree(base / "run", ignore_errors=True)
-    cluster = LocalKafkaCluster(
-        base / "run",
-        brokers=args.brokers,
-        controllers=args.controllers,
-        combined=args.combined,
-        die_with_parent=False,
-    )
+    if args.zookeeper:
+        cluster: LocalKafkaCluster = ZooKeeperKafkaCluster(
+            base / "run", brokers=args.brokers, chroot="/kafka", die_with_parent=False
+        )
+    else:
+        cluster = LocalKafkaCluster(
+            base / "run",
+            brokers=args.brokers,
+            controllers=args.controllers,
+            combined=args.combined,
+            die_with_parent=False,
+        )
     started = time.monotonic()
     cluster.start()
     state = json.loads((cluster.base_dir / "cluster.json").read_text())
@@ -48,8 +55,10 @@ def cmd_start(args: argparse.Namespace) -> int:
     # The children must outlive this process: forget them without stopping them.
     for node in cluster.nodes:
         node.process = None
-    print(f"Apache Kafka {pinned_kafka_version()}: {args.brokers} brokers up in {time.monotonic() - started:.1f}s")
+    print(f"Apache Kafka {cluster.kafka_version}: {args.brokers} brokers up in {time.monotonic() - started:.1f}s")
     print(f"bootstrap servers: {cluster.bootstrap_servers}")
+    if isinstance(cluster, ZooKeeperKafkaCluster):
+        print(f"zookeeper: {cluster.zookeeper_connect}")
     print(f"racks: {cluster.broker_racks}")
     print(f"logs: {cluster.base_dir}/node-*/server.log")
     return 0
@@ -73,6 +82,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_apache(args: argparse.Namespace) -> int:
     return subprocess.call([*apache_tool_command(), *args.rest])
+
+
+def cmd_apache_legacy(args: argparse.Namespace) -> int:
+    return subprocess.call([*legacy_tool_command(), *args.rest])
 
 
 def _show(argv: list[str]) -> subprocess.CompletedProcess:
@@ -166,18 +179,30 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--brokers", type=int, default=3)
     start.add_argument("--controllers", type=int, default=1)
     start.add_argument("--combined", action="store_true", help="brokers double as controllers")
+    start.add_argument("--zookeeper", action="store_true", help="a ZooKeeper-mode Kafka 3.9.x cluster instead")
     sub.add_parser("stop")
     sub.add_parser("status")
     apache = sub.add_parser("apache")
     apache.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the Apache tool")
+    legacy = sub.add_parser("apache-2.8")
+    legacy.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for Kafka 2.8.2's tool")
     demo = sub.add_parser("demo")
     demo.add_argument("--messages", type=int, default=20000)
-    args = parser.parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "apache"/"apache-2.8" goes to the tool verbatim (argparse's REMAINDER would take
+    # a leading "--version" or "--list" for an option of this program).
+    tool = next((i for i, token in enumerate(raw) if token in ("apache", "apache-2.8")), None)
+    if tool is None:
+        args = parser.parse_args(raw)
+    else:
+        args = parser.parse_args(raw[: tool + 1])
+        args.rest = raw[tool + 1 :]
     handler = {
         "start": cmd_start,
         "stop": cmd_stop,
         "status": cmd_status,
         "apache": cmd_apache,
+        "apache-2.8": cmd_apache_legacy,
         "demo": cmd_demo,
     }
     try:

@@ -1,4 +1,6 @@
-"""A real multi-node Apache Kafka (KRaft) on 127.0.0.1, started from the Maven-resolved jars.
+"""A real multi-node Apache Kafka on 127.0.0.1, started from the Maven-resolved jars: KRaft
+(:class:`LocalKafkaCluster`, the pinned release) or ZooKeeper mode (:class:`ZooKeeperKafkaCluster`, the
+newest 3.9.x, for the legacy ``--zookeeper`` path).
 
 Used by the test suite (session fixtures), by the demo and by ``python -m kreassign.devcluster``.
 It starts only processes it owns, remembers their pids, and stops exactly those.
@@ -21,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kreassign.devcluster.jars import (
-    BROKER_LOG4J,
-    TOOLS_LOG4J,
     HarnessError,
     classpath,
+    log4j_options,
     pinned_kafka_version,
+    zookeeper_kafka_version,
 )
 
 # Small heaps so that 4 to 6 brokers fit on a 2-core machine; C1 only and the serial collector make
@@ -39,14 +41,18 @@ NODE_JVM_OPTS = (
 )
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGTERM it when the process that started it dies, so a
-    killed test run never leaves brokers behind."""
-    import ctypes
+def _die_with_parent(signum: int = signal.SIGTERM):
+    """A function for the child before exec: ask Linux to send it ``signum`` when the process that
+    started it dies, so a killed test run never leaves brokers behind."""
 
-    PR_SET_PDEATHSIG = 1
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    def arrange() -> None:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        with contextlib.suppress(Exception):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
+
+    return arrange
 
 
 def free_port() -> int:
@@ -70,6 +76,8 @@ class Node:
     broker_port: int | None = None
     controller_port: int | None = None
     log_dir_count: int = 2
+    #: a ZooKeeper server's client port (roles ``("zookeeper",)``)
+    client_port: int | None = None
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -79,6 +87,10 @@ class Node:
     @property
     def is_controller(self) -> bool:
         return "controller" in self.roles
+
+    @property
+    def is_zookeeper(self) -> bool:
+        return "zookeeper" in self.roles
 
     @property
     def log_dirs(self) -> list[Path]:
@@ -116,6 +128,12 @@ class LocalKafkaCluster:
     die_with_parent: bool = True
     nodes: list[Node] = field(default_factory=list)
     cluster_id: str = field(default_factory=random_cluster_id)
+    kafka_version: str = field(default_factory=pinned_kafka_version)
+
+    #: what a broker logs once it serves (KRaft's BrokerServer; ZooKeeper mode's KafkaServer differs)
+    STARTED_MARKER = "Kafka Server started"
+    #: what the nodes get when the Python process that started them dies
+    PARENT_DEATH_SIGNAL = signal.SIGTERM
 
     # ----------------------------------------------------------------- layout
     def __post_init__(self) -> None:
@@ -194,7 +212,6 @@ class LocalKafkaCluster:
             listeners.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
         if node.is_controller:
             listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
-        replication = str(min(3, self.brokers))
         props = {
             "process.roles": ",".join(node.roles),
             "node.id": str(node.node_id),
@@ -202,6 +219,18 @@ class LocalKafkaCluster:
             "controller.listener.names": "CONTROLLER",
             "listeners": ",".join(listeners),
             "listener.security.protocol.map": ",".join(protocol_map),
+            **self._small_node_properties(node),
+            "share.coordinator.state.topic.replication.factor": str(min(3, self.brokers)),
+            "share.coordinator.state.topic.min.isr": "1",
+        }
+        if node.is_broker:
+            props.update(self._broker_properties(node))
+        return props
+
+    def _small_node_properties(self, node: Node) -> dict[str, str]:
+        """Log dirs, internal topics sized for this cluster, and few threads: shared by both modes."""
+        replication = str(min(3, self.brokers))
+        return {
             "log.dirs": ",".join(str(d) for d in node.log_dirs),
             "auto.create.topics.enable": "false",
             "num.partitions": "1",
@@ -209,8 +238,6 @@ class LocalKafkaCluster:
             "offsets.topic.num.partitions": "3",
             "transaction.state.log.replication.factor": replication,
             "transaction.state.log.min.isr": "1",
-            "share.coordinator.state.topic.replication.factor": replication,
-            "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
             "num.network.threads": "2",
             "num.io.threads": "2",
@@ -219,29 +246,39 @@ class LocalKafkaCluster:
             "log.cleaner.threads": "1",
             "log.cleaner.dedupe.buffer.size": "2097152",
         }
-        if node.is_broker:
-            props["inter.broker.listener.name"] = "PLAINTEXT"
-            props["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
-            if node.rack:
-                props["broker.rack"] = node.rack
-            props.update(self.broker_config)
+
+    def _broker_properties(self, node: Node) -> dict[str, str]:
+        props = {
+            "inter.broker.listener.name": "PLAINTEXT",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.broker_port}",
+        }
+        if node.rack:
+            props["broker.rack"] = node.rack
+        props.update(self.broker_config)
         return props
 
     # ----------------------------------------------------------------- lifecycle
-    def _java(self, main_class: str, *args: str, log4j: Path = BROKER_LOG4J) -> list[str]:
+    def _java(self, main_class: str, *args: str, broker: bool = True) -> list[str]:
+        """A node (``broker``: its logging to the node's log) or a Kafka tool (warnings on stderr)."""
         return [
             "java",
             *NODE_JVM_OPTS,
-            f"-Dlog4j2.configurationFile={log4j}",
+            *log4j_options(self.kafka_version, broker=broker),
             "-cp",
-            classpath(),
+            classpath(self.kafka_version),
             main_class,
             *args,
         ]
 
-    def _format(self, node: Node) -> subprocess.Popen:
+    def _node_command(self, node: Node) -> list[str]:
+        return self._java("kafka.Kafka", str(node.config_file))
+
+    def _write_config(self, node: Node) -> None:
         node.directory.mkdir(parents=True, exist_ok=True)
         node.config_file.write_text("".join(f"{k}={v}\n" for k, v in self._properties(node).items()))
+
+    def _format(self, node: Node) -> subprocess.Popen:
+        self._write_config(node)
         cmd = self._java(
             "kafka.tools.StorageTool",
             "format",
@@ -255,36 +292,43 @@ class LocalKafkaCluster:
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
 
     def start(self) -> LocalKafkaCluster:
-        """Format every node, start them, and wait until every broker is registered and serving."""
+        """Prepare every node, start them, and wait until every broker is registered and serving."""
         self.base_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        formats = [(n, self._format(n)) for n in self.nodes]
-        for node, proc in formats:
-            if proc.wait(timeout=120) != 0:
-                raise HarnessError(
-                    f"formatting node {node.node_id} failed:\n{(node.directory / 'format.log').read_text()[-3000:]}"
-                )
+        self._prepare()
         try:
-            for node in self.controller_nodes + [n for n in self.broker_nodes if not n.is_controller]:
-                self._spawn(node)
-            self.wait_until_ready(self.broker_ids, deadline=started + self.start_timeout)
+            self._start_processes(deadline=started + self.start_timeout)
         except BaseException:
             self.stop()
             raise
         self.write_state()
         return self
 
+    def _prepare(self) -> None:
+        """KRaft: write each node's configuration and format its storage."""
+        formats = [(n, self._format(n)) for n in self.nodes]
+        for node, proc in formats:
+            if proc.wait(timeout=120) != 0:
+                raise HarnessError(
+                    f"formatting node {node.node_id} failed:\n{(node.directory / 'format.log').read_text()[-3000:]}"
+                )
+
+    def _start_processes(self, deadline: float) -> None:
+        for node in self.controller_nodes + [n for n in self.broker_nodes if not n.is_controller]:
+            self._spawn(node)
+        self.wait_until_ready(self.broker_ids, deadline=deadline)
+
     def _spawn(self, node: Node) -> None:
         if node.running():
             return
         log = open(node.log_file, "ab")  # noqa: SIM115 - the child owns it
         node.process = subprocess.Popen(
-            self._java("kafka.Kafka", str(node.config_file)),
+            self._node_command(node),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            preexec_fn=_die_with_parent if self.die_with_parent else None,
+            preexec_fn=_die_with_parent(self.PARENT_DEATH_SIGNAL) if self.die_with_parent else None,
         )
         log.close()
 
@@ -308,13 +352,12 @@ class LocalKafkaCluster:
                 raise HarnessError(f"brokers {sorted(pending)} did not start in time:\n{tails}")
             time.sleep(0.2)
 
-    @staticmethod
-    def _broker_started(node: Node) -> bool:
+    def _broker_started(self, node: Node) -> bool:
         try:
             text = node.log_file.read_text(errors="replace")
         except FileNotFoundError:
             return False
-        marker = text.rfind("Kafka Server started")
+        marker = text.rfind(self.STARTED_MARKER)
         if marker < 0:
             return False
         try:
@@ -350,7 +393,7 @@ class LocalKafkaCluster:
             while time.monotonic() < deadline:
                 text = node.log_file.read_text(errors="replace")
                 tail = text[text.rfind("----- harness stopped node") :]
-                if "Kafka Server started" in tail:
+                if self.STARTED_MARKER in tail:
                     break
                 if not node.running():
                     raise HarnessError(f"node {node_id} exited on restart:\n{self.log_tail(node_id, 40)}")
@@ -366,7 +409,7 @@ class LocalKafkaCluster:
             self.bootstrap_controllers,
             "describe",
             "--status",
-            log4j=TOOLS_LOG4J,
+            broker=False,
         )
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
         match = re.search(r"^LeaderId:\s+(\d+)", out, flags=re.M)
@@ -400,7 +443,7 @@ class LocalKafkaCluster:
 
     def describe(self) -> dict:
         return {
-            "kafka_version": pinned_kafka_version(),
+            "kafka_version": self.kafka_version,
             "cluster_id": self.cluster_id,
             "bootstrap_servers": self.bootstrap_servers,
             "bootstrap_controllers": self.bootstrap_controllers,
@@ -412,6 +455,7 @@ class LocalKafkaCluster:
                     "rack": n.rack,
                     "broker_port": n.broker_port,
                     "controller_port": n.controller_port,
+                    "client_port": n.client_port,
                     "log_dirs": [str(d) for d in n.log_dirs],
                     "pid": n.process.pid if n.process else None,
                 }
@@ -423,6 +467,125 @@ class LocalKafkaCluster:
         state = self.base_dir / "cluster.json"
         state.write_text(json.dumps(self.describe(), indent=2) + "\n")
         return state
+
+
+@dataclass
+class ZooKeeperKafkaCluster(LocalKafkaCluster):
+    """N ZooKeeper-mode brokers (ids 1..N, racks alternating) and one standalone ZooKeeper server, from
+    the newest Kafka 3.9.x (the last line with ZooKeeper) and the ZooKeeper it depends on.
+
+    ``zookeeper_connect`` is ``127.0.0.1:<port>`` plus ``chroot`` (default none). The ZooKeeper node is
+    node 0 with the role ``zookeeper``; it is started first and stopped last.
+    """
+
+    kafka_version: str = field(default_factory=zookeeper_kafka_version)
+    chroot: str = ""
+
+    STARTED_MARKER = "started (kafka.server.KafkaServer)"
+    # All nodes get the signal at once: a ZooKeeper-mode broker told to stop while ZooKeeper is gone
+    # retries its controlled shutdown for minutes. These clusters are throwaway: kill them outright.
+    PARENT_DEATH_SIGNAL = signal.SIGKILL
+
+    def _plan_nodes(self) -> list[Node]:
+        zookeeper = Node(0, ("zookeeper",), self.base_dir / "zookeeper", log_dir_count=1, client_port=free_port())
+        return [zookeeper] + [
+            Node(
+                node_id=i,
+                roles=("broker",),
+                directory=self.base_dir / f"node-{i}",
+                rack=self.racks[(i - 1) % len(self.racks)] if self.racks else None,
+                broker_port=free_port(),
+                log_dir_count=self.log_dirs_per_broker,
+            )
+            for i in range(1, self.brokers + 1)
+        ]
+
+    @property
+    def zookeeper_node(self) -> Node:
+        return next(n for n in self.nodes if n.is_zookeeper)
+
+    @property
+    def zookeeper_connect(self) -> str:
+        return f"127.0.0.1:{self.zookeeper_node.client_port}{self.chroot}"
+
+    @property
+    def bootstrap_controllers(self) -> str:
+        return ""
+
+    def _zoo_cfg(self, node: Node) -> dict[str, str]:
+        return {
+            "dataDir": str(node.log_dirs[0]),
+            "clientPort": str(node.client_port),
+            "clientPortAddress": "127.0.0.1",
+            "tickTime": "2000",
+            "maxClientCnxns": "0",
+            "admin.enableServer": "false",
+            "4lw.commands.whitelist": "ruok",
+        }
+
+    def _properties(self, node: Node) -> dict[str, str]:
+        if node.is_zookeeper:
+            return self._zoo_cfg(node)
+        return {
+            "broker.id": str(node.node_id),
+            "zookeeper.connect": self.zookeeper_connect,
+            "zookeeper.connection.timeout.ms": "30000",
+            "listeners": f"PLAINTEXT://127.0.0.1:{node.broker_port}",
+            **self._small_node_properties(node),
+            **self._broker_properties(node),
+        }
+
+    def _node_command(self, node: Node) -> list[str]:
+        if node.is_zookeeper:
+            return self._java("org.apache.zookeeper.server.quorum.QuorumPeerMain", str(node.config_file))
+        return super()._node_command(node)
+
+    def _prepare(self) -> None:
+        """ZooKeeper mode has no storage to format: write the configurations only."""
+        for node in self.nodes:
+            self._write_config(node)
+
+    def _start_processes(self, deadline: float) -> None:
+        """ZooKeeper first (creating the chroot), then the brokers."""
+        self._spawn(self.zookeeper_node)
+        self._wait_for_zookeeper(deadline)
+        for node in self.broker_nodes:
+            self._spawn(node)
+        self.wait_until_ready(self.broker_ids, deadline=deadline)
+
+    def _wait_for_zookeeper(self, deadline: float) -> None:
+        node = self.zookeeper_node
+        while True:
+            if not node.running():
+                raise HarnessError(f"ZooKeeper exited while starting:\n{self.log_tail(node.node_id, 40)}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", node.client_port), 1) as sock:
+                sock.sendall(b"ruok")
+                if sock.recv(4) == b"imok":
+                    break
+            if time.monotonic() > deadline:
+                raise HarnessError(f"ZooKeeper did not start in time:\n{self.log_tail(node.node_id, 40)}")
+            time.sleep(0.2)
+        if self.chroot:
+            from kazoo.client import KazooClient
+
+            from kreassign.zookeeper.store import quiet_logger
+
+            client = KazooClient(hosts=f"127.0.0.1:{node.client_port}", logger=quiet_logger())
+            client.start(timeout=30)
+            try:
+                client.ensure_path(self.chroot)
+            finally:
+                client.stop()
+                client.close()
+
+    def stop(self) -> None:
+        """Stop the brokers, then ZooKeeper."""
+        super().stop()
+        with contextlib.suppress(Exception):
+            self.stop_node(self.zookeeper_node.node_id, timeout=20)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "zookeeper_connect": self.zookeeper_connect}
 
 
 def stop_from_state(base_dir: Path, timeout: float = 30.0) -> list[int]:
@@ -461,10 +624,12 @@ def _alive(pid: int) -> bool:
 
 
 def _is_our_kafka(pid: int, base_dir: Path) -> bool:
-    """Only signal a pid whose command line is a kafka.Kafka of this cluster's folder."""
+    """Only signal a pid whose command line is a kafka.Kafka (or the ZooKeeper server of a ZooKeeper-mode
+    cluster) of this cluster's folder."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except FileNotFoundError:
         return False
     text = [c.decode(errors="replace") for c in cmdline]
-    return "kafka.Kafka" in text and any(str(Path(base_dir).resolve()) in c for c in text)
+    ours = "kafka.Kafka" in text or "org.apache.zookeeper.server.quorum.QuorumPeerMain" in text
+    return ours and any(str(Path(base_dir).resolve()) in c for c in text)

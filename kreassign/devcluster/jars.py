@@ -1,4 +1,10 @@
-"""Resolve the pinned Apache Kafka release's jars from Maven Central into a local cache folder."""
+"""Resolve the pinned Apache Kafka release's jars from Maven Central into a local cache folder.
+
+Two Maven declarations: ``pom.xml`` pins the KRaft release kreassign is compatible with (4.3.1), and
+``pom-zookeeper.xml`` the ZooKeeper-mode release of the legacy ``--zookeeper`` path (the newest 3.9.x)
+and, resolved with another ``kafka.version``, the last Apache tool that had ``--zookeeper`` (2.8.2).
+Each release lands in ``<cache>/kafka-<version>/libs``.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,17 @@ from pathlib import Path
 from kreassign.errors import KreassignError
 
 POM = Path(__file__).with_name("pom.xml")
+ZOOKEEPER_POM = Path(__file__).with_name("pom-zookeeper.xml")
 TOOLS_LOG4J = Path(__file__).with_name("log4j2-tools.properties")
 BROKER_LOG4J = Path(__file__).with_name("log4j2-broker.properties")
+# Kafka 2.8 and 3.x log with Log4j 1 (reload4j): their own configuration files and system property.
+LEGACY_TOOLS_LOG4J = Path(__file__).with_name("log4j-tools.properties")
+LEGACY_BROKER_LOG4J = Path(__file__).with_name("log4j-broker.properties")
 
 REASSIGN_MAIN_CLASS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+# The last Apache tool with --zookeeper (Kafka 2.8.x), the reference for the legacy path's texts.
+LEGACY_REASSIGN_MAIN_CLASS = "kafka.admin.ReassignPartitionsCommand"
+LEGACY_TOOL_KAFKA_VERSION = "2.8.2"
 
 # JVM options of Apache's bin/kafka-run-class.sh for tools, so that the reference tool is measured as
 # operators run it (KAFKA_HEAP_OPTS defaults to -Xmx256M there).
@@ -34,11 +47,28 @@ class HarnessError(KreassignError):
     """The local Kafka could not be prepared or started."""
 
 
-def pinned_kafka_version() -> str:
-    match = re.search(r"<kafka.version>([^<]+)</kafka.version>", POM.read_text())
+def pinned_kafka_version(pom: Path = POM) -> str:
+    match = re.search(r"<kafka.version>([^<]+)</kafka.version>", pom.read_text())
     if not match:  # pragma: no cover - the pom ships with the package
-        raise HarnessError(f"no <kafka.version> in {POM}")
+        raise HarnessError(f"no <kafka.version> in {pom}")
     return match.group(1)
+
+
+def zookeeper_kafka_version() -> str:
+    """The ZooKeeper-mode Kafka release of the legacy-path harness (the newest 3.9.x)."""
+    return pinned_kafka_version(ZOOKEEPER_POM)
+
+
+def pom_for(version: str) -> Path:
+    """The declaration that resolves ``version``: the pinned KRaft release, or a ZooKeeper-era one."""
+    return POM if version == pinned_kafka_version() else ZOOKEEPER_POM
+
+
+def log4j_options(version: str, *, broker: bool) -> tuple[str, ...]:
+    """JVM system property that points the release's logging at our configuration file."""
+    if int(version.split(".")[0]) >= 4:
+        return (f"-Dlog4j2.configurationFile={BROKER_LOG4J if broker else TOOLS_LOG4J}",)
+    return (f"-Dlog4j.configuration=file:{LEGACY_BROKER_LOG4J if broker else LEGACY_TOOLS_LOG4J}",)
 
 
 def cache_root() -> Path:
@@ -68,7 +98,8 @@ def check_prerequisites() -> None:
 
 
 def kafka_libs(version: str | None = None) -> Path:
-    """The folder holding every jar of the pinned release, resolving it with Maven on first use."""
+    """The folder holding every jar of a release (default: the pinned one), resolving it with Maven on
+    first use."""
     version = version or pinned_kafka_version()
     libs = cache_root() / f"kafka-{version}" / "libs"
     stamp = libs / ".complete"
@@ -82,7 +113,7 @@ def kafka_libs(version: str | None = None) -> Path:
         "-q",
         "-B",
         "-f",
-        str(POM),
+        str(pom_for(version)),
         f"-Dkafka.version={version}",
         "dependency:copy-dependencies",
         "-DincludeScope=runtime",
@@ -104,13 +135,16 @@ def classpath(version: str | None = None) -> str:
     return str(kafka_libs(version) / "*")
 
 
-def apache_tool_command(java_opts: tuple[str, ...] = APACHE_TOOL_JVM_OPTS) -> list[str]:
-    """argv prefix that runs Apache's kafka-reassign-partitions from the pinned jars."""
-    return [
-        "java",
-        *java_opts,
-        f"-Dlog4j2.configurationFile={TOOLS_LOG4J}",
-        "-cp",
-        classpath(),
-        REASSIGN_MAIN_CLASS,
-    ]
+def apache_tool_command(
+    java_opts: tuple[str, ...] = APACHE_TOOL_JVM_OPTS, version: str | None = None, main_class: str = REASSIGN_MAIN_CLASS
+) -> list[str]:
+    """argv prefix that runs Apache's kafka-reassign-partitions from the jars of a release (default: the
+    pinned one)."""
+    version = version or pinned_kafka_version()
+    return ["java", *java_opts, *log4j_options(version, broker=False), "-cp", classpath(version), main_class]
+
+
+def legacy_tool_command() -> list[str]:
+    """argv prefix that runs Kafka 2.8.2's kafka-reassign-partitions, the last one with --zookeeper.
+    It runs on Java 17 as it is (checked: no extra JVM flags needed)."""
+    return apache_tool_command(version=LEGACY_TOOL_KAFKA_VERSION, main_class=LEGACY_REASSIGN_MAIN_CLASS)

@@ -33,14 +33,15 @@ def _joined(replicas: tuple[int, ...]) -> str:
     return ",".join(str(r) for r in replicas)
 
 
-def render_partition_states(states: Mapping[TopicPartition, PartitionState]) -> str:
+def render_partition_states(states: Mapping[TopicPartition, PartitionState], *, completed: str = "completed") -> str:
+    """The ``--verify`` lines; Kafka 2.8's ZooKeeper path said ``complete`` where later tools say ``completed``."""
     lines = ["Status of partition reassignment:"]
     for tp in sorted(states):
         state = states[tp]
         if not state.done:
             lines.append(f"Reassignment of partition {tp} is still in progress.")
         elif state.current == state.target:
-            lines.append(f"Reassignment of partition {tp} is completed.")
+            lines.append(f"Reassignment of partition {tp} is {completed}.")
         else:
             lines.append(
                 f"There is no active reassignment of partition {tp}, but replica set is "

@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from kreassign.devcluster.jars import apache_tool_command
+from kreassign.devcluster.jars import apache_tool_command, legacy_tool_command
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,24 @@ class Outcome:
 def run_apache(args: list[str], timeout: float = 180) -> Outcome:
     proc = subprocess.run([*apache_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_legacy_apache(args: list[str], timeout: float = 180) -> Outcome:
+    """Kafka 2.8.2's kafka-reassign-partitions, the last Apache tool with --zookeeper."""
+    proc = subprocess.run([*legacy_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+LEGACY_DEPRECATION_LINE = "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka.\n"
+
+
+def legacy_contract_stdout(stdout: str) -> str:
+    """What kreassign's --zookeeper path keeps of Kafka 2.8.2's stdout: all but its deprecation line
+    (kreassign warns on stderr instead) and the Java stack trace after an ``Error:`` line."""
+    stdout = strip_java_stack_trace(stdout.replace(LEGACY_DEPRECATION_LINE, "", 1))
+    # Kafka's ApiExceptions have no stack frames: "Error: M\n<class>: M\n\n"
+    stackless = re.fullmatch(r"(.*?Error: (.*)\n)[\w.$]+: \2\n\n?", stdout, flags=re.S)
+    return stackless.group(1) if stackless else stdout
 
 
 def run_ours(args: list[str], timeout: float = 180) -> Outcome:

@@ -10,7 +10,7 @@ import pytest
 
 from kreassign import KAFKA_COMPAT_VERSION, __version__
 
-HEAVY = ("confluent_kafka", "kafka", "pyspark", "rich", "tabulate")
+HEAVY = ("confluent_kafka", "kafka", "pyspark", "rich", "tabulate", "kazoo")
 
 PROBE = """
 import sys
@@ -35,8 +35,18 @@ def _loaded_heavy_modules(body: str) -> list[str]:
         "from kreassign.cli.app import run; run(['--list'])",  # usage error path
         "import kreassign.cluster.port, kreassign.planning.throttles, kreassign.actions.verify",
         "import kreassign.actions.progress, kreassign.planning.progress, kreassign.cli.render_progress",
+        "from kreassign.cli.app import run; run(['--zookeeper', 'h:1', '--list'])",  # refused --zookeeper
+        "import kreassign.zookeeper.legacy, kreassign.zookeeper.command",
     ],
-    ids=["import-cli", "version", "usage-error", "import-core", "import-progress"],
+    ids=[
+        "import-cli",
+        "version",
+        "usage-error",
+        "import-core",
+        "import-progress",
+        "zookeeper-refused",
+        "import-zookeeper-path",
+    ],
 )
 def test_no_heavy_imports(body):
     assert _loaded_heavy_modules(body) == []
