@@ -56,8 +56,12 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         return EXIT_OK
 
     port = None
+    # Passwords of --command-config never reach a terminal, a log or a traceback, whatever the error.
+    configs: list = []  # the ClientConfig, once read: it knows its secrets (some are made on first use)
+    out, err = _scrubbed(out, configs), _scrubbed(err, configs)
     try:
         port = open_cluster(request.args)
+        configs.append(port.config)
         return run_action(request.kind, request.args, port, out)
     except TerseError as exc:
         out(f"{exc.message}\n")
@@ -74,6 +78,18 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         if port is not None:
             port.close()
     return EXIT_ERROR
+
+
+def _scrubbed(write: Callable[[str], None], configs: list) -> Callable[[str], None]:
+    """``write`` with every secret of the client config (in ``configs`` once read) replaced by ``****``."""
+
+    def scrubbed(text: str) -> None:
+        for config in configs:
+            for secret in config.secrets():
+                text = text.replace(secret, "****")
+        write(text)
+
+    return scrubbed
 
 
 def open_cluster(args: ParsedArgs):

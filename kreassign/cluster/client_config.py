@@ -446,6 +446,18 @@ class ClientConfig:
         sasl = f", sasl_mechanism={self.sasl.mechanism!r}" if self.sasl else ""
         return f"ClientConfig(client_id={self.client_id!r}, security_protocol={self.security_protocol!r}{sasl})"
 
+    def secrets(self) -> list[str]:
+        """Every secret value of the file (SASL and store passwords, inline PEM keys), longest first,
+        so that output can be scrubbed of them."""
+        found = [self.sasl.password] if self.sasl else []
+        if self.ssl is not None:
+            for store in (self.ssl.truststore, self.ssl.keystore):
+                if store is not None:
+                    found += [store.password or "", store.key_password or "", store.key_pem or ""]
+        if self._store_files is not None:
+            found += self._store_files.secrets
+        return sorted({s for s in found if s}, key=len, reverse=True)
+
     @property
     def api_timeout_ms(self) -> int:
         """Java's per-call deadline: ``default.api.timeout.ms``, at least ``request.timeout.ms``."""
@@ -685,7 +697,7 @@ class _StoreFiles:
         self.settings = settings
         self._folder: str | None = None
         self._cache: dict[str, Any] = {}
-        self._secrets = [
+        self.secrets = [
             s
             for store in (settings.truststore, settings.keystore)
             if store
@@ -768,7 +780,7 @@ class _StoreFiles:
             import secrets
 
             password = secrets.token_urlsafe(24)
-            self._secrets.append(password)
+            self.secrets.append(password)
             target = os.path.join(self._folder_path(), "keystore.p12")
             source = ["-srckeystore", keys.location, "-srcstoretype", keys.store_type]
             common = ["-importkeystore", "-noprompt", *source, "-destkeystore", str(target), "-deststoretype", "PKCS12"]
@@ -893,6 +905,6 @@ class _StoreFiles:
         return process.stdout
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
+        for secret in self.secrets:
             text = text.replace(secret, "****")
         return text
