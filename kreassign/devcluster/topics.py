@@ -61,13 +61,18 @@ def _wait_until_visible(
     raise RuntimeError(f"topic {name} did not appear in the metadata within {timeout}s")
 
 
-def count_messages(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, int]:
-    """Consume every partition from the beginning to its high watermark; the count per partition."""
+def count_messages(
+    bootstrap: str, topic: str, partitions: int, timeout: float = 60.0, client: dict[str, Any] | None = None
+) -> dict[int, int]:
+    """Consume every partition from the beginning to its high watermark; the count per partition.
+    ``client``: extra librdkafka settings (security)."""
     import time
 
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"count-{topic}", "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"count-{topic}", "enable.auto.commit": False, **(client or {})}
+    )
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions) if ends[p] > 0])
