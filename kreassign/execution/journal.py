@@ -94,7 +94,11 @@ class JournalState:
 
     @classmethod
     def from_json(cls, data: dict) -> JournalState:
-        if data.get("kind") != "kreassign-journal" or data.get("version") != JOURNAL_VERSION:
+        if (
+            not isinstance(data, dict)
+            or data.get("kind") != "kreassign-journal"
+            or data.get("version") != JOURNAL_VERSION
+        ):
             raise ValueError("not a kreassign journal of version 1")
         state = cls(
             plan_id=data["plan_id"],
@@ -139,7 +143,7 @@ class Journal:
             return JournalState.from_json(json.loads(self.path.read_text(encoding="utf-8")))
         except FileNotFoundError:
             raise CommandError(f"No journal at {self.path}") from None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CommandError(
                 f"The journal {self.path} cannot be read ({exc}); remove it or pass --journal-file"
             ) from None
