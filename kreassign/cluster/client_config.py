@@ -236,8 +236,23 @@ def load_client_config(path: str | os.PathLike[str] | None) -> ClientConfig:
         with open(path, "rb") as handle:
             text = handle.read().decode("latin-1")
     except OSError as exc:
-        raise ConfigError(str(path)) from exc
+        raise ConfigError(_java_file_error(str(path), exc)) from exc
     return ClientConfig(parse_java_properties(text))
+
+
+def _java_file_error(path: str, exc: OSError) -> str:
+    """``getMessage()`` of the exception Java's ``Files.newInputStream`` and ``read`` throw: the path
+    alone for a missing or forbidden file, ``Is a directory`` for a folder (opened, then read), else
+    the path and the system's text (``UnixException.translateToIOException``)."""
+    import errno
+
+    if exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, None):
+        return path
+    if exc.errno == errno.EISDIR:
+        return "Is a directory"
+    if exc.errno == errno.ELOOP:
+        return f"{path}: {exc.strerror} or unable to access attributes of symbolic link"
+    return f"{path}: {exc.strerror}"
 
 
 # --------------------------------------------------------------------------------- JAAS

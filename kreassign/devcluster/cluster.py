@@ -260,8 +260,7 @@ class LocalKafkaCluster:
             "kafka.tools.StorageTool",
             "format",
             "--ignore-formatted",
-            "-t",
-            self.cluster_id,
+            f"--cluster-id={self.cluster_id}",  # an id may start with "-": keep it attached to its option
             "-c",
             str(node.config_file),
             *(self.security.format_arguments() if self.security and node.is_controller else ()),

@@ -135,6 +135,18 @@ class Journal:
         self._lock_fd: int | None = None
 
     # ---- the journal itself
+    def check_location(self) -> None:
+        """Fail before anything happens on the cluster when the journal cannot be written there."""
+        for folder in [self.path.parent, *self.path.parent.parents]:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise CommandError(f"Cannot write the journal {self.path}: {folder} is not a directory")
+                break
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise CommandError(f"Cannot write the journal {self.path}: {exc.strerror or exc}") from None
+
     def exists(self) -> bool:
         return self.path.exists()
 

@@ -22,6 +22,7 @@ from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.devcluster.security import TRUSTSTORE_TYPES
 from kreassign.devcluster.topics import count_messages, create_topic
 from kreassign.model import TopicPartition
+from kreassign.planning.throttles import BROKER_LEVEL_THROTTLES, TOPIC_LEVEL_THROTTLES
 from tests.integration.differential import Outcome, run_apache, strip_java_stack_trace, wait_until
 
 pytestmark = pytest.mark.integration
@@ -30,12 +31,7 @@ TOPIC = "secure-moves"
 LAYOUT = [[1, 2], [2, 3], [3, 1], [1, 3]]
 # 3 MB a partition: more than a follower fetches before the replication quota holds it back
 MESSAGES = 12000
-THROTTLE_KEYS = (
-    "leader.replication.throttled.rate",
-    "follower.replication.throttled.rate",
-    "leader.replication.throttled.replicas",
-    "follower.replication.throttled.replicas",
-)
+THROTTLE_KEYS = BROKER_LEVEL_THROTTLES + TOPIC_LEVEL_THROTTLES
 #: every stdout/stderr of this module, grepped for passwords by the last test
 TRANSCRIPTS: list[str] = []
 JOURNALS: list[Path] = []

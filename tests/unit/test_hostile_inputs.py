@@ -129,3 +129,48 @@ def test_a_corrupt_journal_is_a_command_error(tmp_path, content):
 def test_a_directory_as_journal_is_a_command_error(tmp_path):
     with pytest.raises(CommandError, match="cannot be read"):
         Journal(tmp_path).load()
+
+
+def test_a_journal_under_a_regular_file_fails_before_anything_happens(tmp_path):
+    blocker = tmp_path / "plan.json"
+    blocker.write_text("{}")
+    with pytest.raises(CommandError, match="is not a directory"):
+        Journal(blocker / "journal.json").check_location()
+
+
+@pytest.mark.parametrize(
+    ("document", "reader"),
+    [
+        (
+            '{"version":1,"partitions":[{"topic":"\\ud800x","partition":0,"replicas":[1],"log_dirs":["\\udc00"]}]}',
+            "plan",
+        ),
+        ('{"version":1,"topics":[{"topic":"\\ud800x"}]}', "topics"),
+    ],
+)
+def test_a_lone_surrogate_becomes_what_java_sends(document, reader):
+    """Java's String.getBytes(UTF_8) sends "?"; the Python clients cannot encode it (librdkafka crashed)."""
+    if reader == "topics":
+        assert formats.parse_topics_to_move_json(document) == ["?x"]
+    else:
+        plan = formats.parse_reassignment_json(document)
+        assert [tp.topic for tp, _ in plan.partitions] == ["?x"]
+        assert list(plan.log_dirs.values()) == ["?"]
+
+
+@pytest.mark.parametrize("call", ["describe_topics", "describe_configs", "incremental_alter_configs"])
+def test_a_nul_in_a_topic_name_is_refused_before_librdkafka_cuts_it(call):
+    """librdkafka would send "a\\0b" as "a" (another topic); Java's broker refuses the whole name."""
+    from kreassign.cluster.kafka import KafkaCluster
+    from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
+    from kreassign.errors import ClusterError
+
+    port = KafkaCluster(bootstrap_servers="127.0.0.1:1")
+    resource = ConfigResource(ResourceType.TOPIC, "a\0b")
+    args = {
+        "describe_topics": (["a\0b"],),
+        "describe_configs": ([resource],),
+        "incremental_alter_configs": ({resource: [ConfigOp("x", OpType.DELETE, None)]},),
+    }[call]
+    with pytest.raises(ClusterError, match="InvalidTopicException"):
+        getattr(port, call)(*args)
