@@ -14,6 +14,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from operator import attrgetter
@@ -142,6 +143,9 @@ def _read_partition_entry(
     log_dirs: dict[TopicPartitionReplica, str],
 ) -> None:
     topic, partition, replicas, dirs = _plain_entry(fields) or _checked_entry(fields)
+    topic = as_sent_to_kafka(topic)
+    if dirs is not None:
+        dirs = [as_sent_to_kafka(d) for d in dirs]
     partitions.append((TopicPartition(topic, partition), tuple(replicas)))
     if dirs is not None and dirs.count(ANY_LOG_DIR) != len(dirs):
         for broker, log_dir in zip(replicas, dirs, strict=True):
@@ -283,8 +287,19 @@ def parse_topics_to_move_json(text: str) -> list[str]:
     if "topics" not in root:
         return []
     return [
-        _decode_string(_required_field(_as_json_object(entry), "topic")) for entry in _as_json_array(root["topics"])
+        as_sent_to_kafka(_decode_string(_required_field(_as_json_object(entry), "topic")))
+        for entry in _as_json_array(root["topics"])
     ]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def as_sent_to_kafka(text: str) -> str:
+    """A name as the Java clients put it on the wire (``String.getBytes(UTF_8)``): a lone surrogate,
+    which JSON's ``\\ud800`` escapes can make, becomes ``?``. The Python clients cannot encode it at
+    all (librdkafka crashed on it), and Java prints such a name as ``?`` anyway."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("?", text)
 
 
 def parse_broker_list(text: str) -> list[int]:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster
+from kreassign.devcluster.security import ClusterSecurity
 
 _CLUSTERS: list[LocalKafkaCluster] = []
 
@@ -54,6 +55,23 @@ def zk_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperKa
     cluster = _start(tmp_path_factory, "zk3", ZooKeeperKafkaCluster, brokers=3, chroot="/kafka")
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def secure_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafkaCluster]:
+    """3 brokers whose clients must use SASL_SSL (SCRAM-SHA-512 over TLS, a CA made for the run) and
+    ACLs (StandardAuthorizer). SCRAM users: ``admin`` (super user), ``operator`` and ``nobody`` (only
+    the ACLs a test grants); ``cluster.security`` has their passwords and the truststores."""
+    security = ClusterSecurity(users={"admin": _secret(), "operator": _secret(), "nobody": _secret()})
+    cluster = _start(tmp_path_factory, "kafka3-secure", brokers=3, security=security)
+    yield cluster
+    cluster.stop()
+
+
+def _secret() -> str:
+    import secrets
+
+    return secrets.token_hex(12)
 
 
 @pytest.fixture(scope="session")

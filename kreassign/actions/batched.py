@@ -66,6 +66,8 @@ def execute_batched(
     targets = plan.targets()
     journal = journal_for(plan, options.journal_path)
 
+    if not options.dry_run:
+        journal.check_location()
     if not options.dry_run and journal.is_running_elsewhere():
         return _hand_over(journal, options, out, json_mode)
 

@@ -61,6 +61,10 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
 
     json_mode = wants_json(request.args)
     port = None
+    # Passwords of --command-config never reach a terminal, a log or a traceback, whatever the error.
+    configs: list = []  # the ClientConfig, once read: it knows its secrets (some are made on first use)
+    terminal = out is _stdout and sys.stdout.isatty()
+    out, err = _scrubbed(out, configs), _scrubbed(err, configs)
     try:
         if request.args.has("zookeeper"):  # the deprecated legacy path
             from kreassign.zookeeper.command import open_zookeeper, run_zookeeper_action
@@ -69,7 +73,9 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
             run_zookeeper_action(request.kind, request.args, port, out)
             return EXIT_OK
         port = open_cluster(request.args)
-        return run_action(request.kind, request.args, port, out)
+        if getattr(port, "config", None) is not None:
+            configs.append(port.config)
+        return run_action(request.kind, request.args, port, out, terminal=terminal)
     except TerseError as exc:
         _report_error(exc.message, exc.message, exc, json_mode, out, err)
     except KreassignError as exc:
@@ -107,6 +113,18 @@ def _report_error(
         err(f"kreassign: {hint}\n")
 
 
+def _scrubbed(write: Callable[[str], None], configs: list) -> Callable[[str], None]:
+    """``write`` with every secret of the client config (in ``configs`` once read) replaced by ``****``."""
+
+    def scrubbed(text: str) -> None:
+        for config in configs:
+            for secret in config.secrets():
+                text = text.replace(secret, "****")
+        write(text)
+
+    return scrubbed
+
+
 def open_cluster(args: ParsedArgs):
     """The Kafka adapter, configured like the Apache tool's Admin client (no connection yet)."""
     from kreassign.cluster.bootstrap import parse_bootstrap_addresses
@@ -123,7 +141,7 @@ def open_cluster(args: ParsedArgs):
     return KafkaCluster(bootstrap_servers=servers, client_config=config)
 
 
-def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) -> int:
+def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None], terminal: bool = False) -> int:
     """Reads inputs in the order the Apache tool's handleAction does, so the first error matches.
     Returns the exit status (0 unless ``--fail-if-incomplete`` asks for 2 or 3, or a batched run ends
     otherwise than completed)."""
@@ -152,7 +170,7 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None]) 
         text = read_input_file(args.value("reassignment-json-file"))
         plan = formats.parse_reassignment_json(text)
         report = read_progress(port, plan)
-        out(render_progress(report, json_mode, terminal=out is _stdout and sys.stdout.isatty()))
+        out(render_progress(report, json_mode, terminal=terminal))
         return _outcome_status(report.outcome, args)
     elif action == "generate":
         from kreassign.actions.generate import generate_assignment

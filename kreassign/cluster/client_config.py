@@ -236,8 +236,23 @@ def load_client_config(path: str | os.PathLike[str] | None) -> ClientConfig:
         with open(path, "rb") as handle:
             text = handle.read().decode("latin-1")
     except OSError as exc:
-        raise ConfigError(str(path)) from exc
+        raise ConfigError(_java_file_error(str(path), exc)) from exc
     return ClientConfig(parse_java_properties(text))
+
+
+def _java_file_error(path: str, exc: OSError) -> str:
+    """``getMessage()`` of the exception Java's ``Files.newInputStream`` and ``read`` throw: the path
+    alone for a missing or forbidden file, ``Is a directory`` for a folder (opened, then read), else
+    the path and the system's text (``UnixException.translateToIOException``)."""
+    import errno
+
+    if exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, None):
+        return path
+    if exc.errno == errno.EISDIR:
+        return "Is a directory"
+    if exc.errno == errno.ELOOP:
+        return f"{path}: {exc.strerror} or unable to access attributes of symbolic link"
+    return f"{path}: {exc.strerror}"
 
 
 # --------------------------------------------------------------------------------- JAAS
@@ -445,6 +460,18 @@ class ClientConfig:
     def __repr__(self) -> str:
         sasl = f", sasl_mechanism={self.sasl.mechanism!r}" if self.sasl else ""
         return f"ClientConfig(client_id={self.client_id!r}, security_protocol={self.security_protocol!r}{sasl})"
+
+    def secrets(self) -> list[str]:
+        """Every secret value of the file (SASL and store passwords, inline PEM keys), longest first,
+        so that output can be scrubbed of them."""
+        found = [self.sasl.password] if self.sasl else []
+        if self.ssl is not None:
+            for store in (self.ssl.truststore, self.ssl.keystore):
+                if store is not None:
+                    found += [store.password or "", store.key_password or "", store.key_pem or ""]
+        if self._store_files is not None:
+            found += self._store_files.secrets
+        return sorted({s for s in found if s}, key=len, reverse=True)
 
     @property
     def api_timeout_ms(self) -> int:
@@ -685,7 +712,7 @@ class _StoreFiles:
         self.settings = settings
         self._folder: str | None = None
         self._cache: dict[str, Any] = {}
-        self._secrets = [
+        self.secrets = [
             s
             for store in (settings.truststore, settings.keystore)
             if store
@@ -768,7 +795,7 @@ class _StoreFiles:
             import secrets
 
             password = secrets.token_urlsafe(24)
-            self._secrets.append(password)
+            self.secrets.append(password)
             target = os.path.join(self._folder_path(), "keystore.p12")
             source = ["-srckeystore", keys.location, "-srcstoretype", keys.store_type]
             common = ["-importkeystore", "-noprompt", *source, "-destkeystore", str(target), "-deststoretype", "PKCS12"]
@@ -893,6 +920,6 @@ class _StoreFiles:
         return process.stdout
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
+        for secret in self.secrets:
             text = text.replace(secret, "****")
         return text

@@ -66,6 +66,7 @@ NOT_CONTROLLER = 41
 KAFKA_STORAGE_ERROR = 56
 ELECTION_NOT_NEEDED = 84
 UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_TOPIC = 17
 # LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH: Java retries these.
 _LEADERSHIP_MOVED = frozenset({5, 6, 74, 75})
 
@@ -472,11 +473,19 @@ class KafkaCluster:
         names = list(dict.fromkeys(topics))
         if not names:
             return {}
+        _refuse_names_librdkafka_would_cut(names)
         call = "listNodes"  # Java describes the cluster first; a dead cluster times out there
         admin = self._librdkafka()
-        futures = admin.describe_topics(TopicCollection(names), request_timeout=self.api_timeout_s)
+        sendable = [name for name in names if name]  # Java fails "" without asking, librdkafka refuses the call
+        futures = (
+            admin.describe_topics(TopicCollection(sendable), request_timeout=self.api_timeout_s) if sendable else {}
+        )
         described: dict[str, list[PartitionInfo]] = {}
         for name in java_hash_map_order(names, java_string_hash, copied_map_capacity(len(names))):
+            if not name:
+                raise error_for(
+                    java_exception(INVALID_TOPIC, "The given topic name '' cannot be represented in a request.")
+                )
             try:
                 description = self._outcome(futures[name], call)
             except KafkaException as exc:
@@ -804,6 +813,7 @@ class KafkaCluster:
             return self._describe_configs_on_controllers(wanted, call)
         from confluent_kafka.admin import ConfigSource
 
+        _refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
         self._check_brokers_known([r for r in wanted if r.type is ResourceType.BROKER], call)
         admin = self._librdkafka()
         submitted: dict[ConfigResource, Any] = {}
@@ -842,6 +852,7 @@ class KafkaCluster:
             return
         from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
 
+        _refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
         self._check_brokers_known([r for r in wanted if r.type is ResourceType.BROKER], call)
         admin = self._librdkafka()
         operations = {OpType.SET: AlterConfigOpType.SET, OpType.DELETE: AlterConfigOpType.DELETE}
@@ -957,6 +968,7 @@ class KafkaCluster:
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}  # an empty list would mean "every partition" to librdkafka
+        _refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
         admin = self._librdkafka()
         # confluent-kafka 2.16 cannot take request_timeout here (its C wrapper rejects keyword
         # arguments); the deadline is socket.timeout.ms, i.e. request.timeout.ms.
@@ -987,6 +999,7 @@ class KafkaCluster:
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}
+        _refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
         admin = self._librdkafka()
         deadline = self._deadline()
         ends: dict[TopicPartition, int] = {}
@@ -1206,6 +1219,21 @@ def _without_librdkafka_prefix(text: str) -> str:
     text = tail if separator else text
     marker = text.rfind(" (after ")
     return text[:marker] if marker > 0 else text
+
+
+def _refuse_names_librdkafka_would_cut(topics: Iterable[str], configs: bool = False) -> None:
+    """librdkafka takes topic names as C strings: ``a\\0b`` would go out as ``a``, another topic (whose
+    throttles a --cancel would then clear). Java sends the whole name and the broker refuses it: give
+    the broker's error without asking (for config requests the broker names the topic)."""
+    for name in topics:
+        if "\0" in name:
+            detail = None
+            if configs:
+                detail = (
+                    f"Topic name is invalid: '{name}' contains one or more characters other than "
+                    "ASCII alphanumerics, '.', '_' and '-'"
+                )
+            raise error_for(java_exception(INVALID_TOPIC, detail))
 
 
 def _scrub(text: str, conf: Mapping[str, Any]) -> str:

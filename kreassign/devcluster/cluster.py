@@ -29,6 +29,7 @@ from kreassign.devcluster.jars import (
     pinned_kafka_version,
     zookeeper_kafka_version,
 )
+from kreassign.devcluster.security import ClusterSecurity
 
 # Small heaps so that 4 to 6 brokers fit on a 2-core machine; C1 only and the serial collector make
 # start-up fast and keep the thread count low. Throughput is not what these brokers are for.
@@ -78,6 +79,8 @@ class Node:
     log_dir_count: int = 2
     #: a ZooKeeper server's client port (roles ``("zookeeper",)``)
     client_port: int | None = None
+    #: the broker-to-broker listener of a secure cluster (clients use ``broker_port``)
+    internal_port: int | None = None
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -114,6 +117,8 @@ class LocalKafkaCluster:
 
     ``controllers`` dedicated controller nodes get ids 101, 102, ...; with ``combined=True`` the
     first ``controllers`` brokers are also the controllers and no extra process is started.
+    With ``security`` (a :class:`ClusterSecurity`) clients connect over SASL_SSL with SCRAM users and
+    ACLs apply; see ``kreassign.devcluster.security``.
     """
 
     base_dir: Path
@@ -123,6 +128,7 @@ class LocalKafkaCluster:
     racks: tuple[str, ...] = ("rack-a", "rack-b")
     log_dirs_per_broker: int = 2
     broker_config: Mapping[str, str] = field(default_factory=dict)
+    security: ClusterSecurity | None = None
     start_timeout: float = 90.0
     #: stop the nodes when the Python process that started them dies (off for a background cluster)
     die_with_parent: bool = True
@@ -158,6 +164,7 @@ class LocalKafkaCluster:
                     broker_port=free_port(),
                     controller_port=free_port() if combined_controller else None,
                     log_dir_count=self.log_dirs_per_broker,
+                    internal_port=free_port() if self.security else None,
                 )
             )
         if not self.combined:
@@ -206,10 +213,17 @@ class LocalKafkaCluster:
     def _quorum_voters(self) -> str:
         return ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.controller_nodes)
 
+    def _broker_listeners(self, node: Node) -> list[str]:
+        if self.security is None:
+            return [f"PLAINTEXT://127.0.0.1:{node.broker_port}"]
+        return [f"SASL_SSL://127.0.0.1:{node.broker_port}", f"INTERNAL://127.0.0.1:{node.internal_port}"]
+
     def _properties(self, node: Node) -> dict[str, str]:
         listeners, protocol_map = [], ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"]
+        if self.security is not None:
+            protocol_map = ["CONTROLLER:SASL_PLAINTEXT", "INTERNAL:SASL_PLAINTEXT", "SASL_SSL:SASL_SSL"]
         if node.is_broker:
-            listeners.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
+            listeners += self._broker_listeners(node)
         if node.is_controller:
             listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
         props = {
@@ -223,6 +237,8 @@ class LocalKafkaCluster:
             "share.coordinator.state.topic.replication.factor": str(min(3, self.brokers)),
             "share.coordinator.state.topic.min.isr": "1",
         }
+        if self.security is not None:
+            props.update(self.security.node_properties(is_broker=node.is_broker))
         if node.is_broker:
             props.update(self._broker_properties(node))
         return props
@@ -249,8 +265,8 @@ class LocalKafkaCluster:
 
     def _broker_properties(self, node: Node) -> dict[str, str]:
         props = {
-            "inter.broker.listener.name": "PLAINTEXT",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.broker_port}",
+            "inter.broker.listener.name": "INTERNAL" if self.security else "PLAINTEXT",
+            "advertised.listeners": ",".join(self._broker_listeners(node)),
         }
         if node.rack:
             props["broker.rack"] = node.rack
@@ -283,10 +299,10 @@ class LocalKafkaCluster:
             "kafka.tools.StorageTool",
             "format",
             "--ignore-formatted",
-            "-t",
-            self.cluster_id,
+            f"--cluster-id={self.cluster_id}",  # an id may start with "-": keep it attached to its option
             "-c",
             str(node.config_file),
+            *(self.security.format_arguments() if self.security and node.is_controller else ()),
         )
         out = open(node.directory / "format.log", "w")  # noqa: SIM115 - closed by _wait_format
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -295,6 +311,8 @@ class LocalKafkaCluster:
         """Prepare every node, start them, and wait until every broker is registered and serving."""
         self.base_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
+        if self.security is not None:
+            self.security.prepare(self.base_dir)
         self._prepare()
         try:
             self._start_processes(deadline=started + self.start_timeout)

@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
+from typing import Any
 
-def create_topic(bootstrap: str, name: str, layout: list[list[int]], messages: int = 0, size: int = 100) -> None:
+
+def _client_settings(security: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(librdkafka, kafka-python) settings: none for a plain cluster, a super user's for a secure one
+    (a ``ClusterSecurity``)."""
+    if security is None:
+        return {}, {}
+    user = security.super_users[0]
+    return security.librdkafka_config(user), security.kafka_python_config(user)
+
+
+def create_topic(
+    bootstrap: str, name: str, layout: list[list[int]], messages: int = 0, size: int = 100, security: Any = None
+) -> None:
     """``layout[p]`` is partition p's replica list; ``messages`` records of ``size`` bytes, acks=all.
+    On a secure cluster pass its ``ClusterSecurity``: a super user creates and fills the topic.
 
     (kafka-python creates the topic: confluent-kafka 2.16 rejects explicit replica assignments.)
     """
     from confluent_kafka import Producer
     from kafka.admin import KafkaAdminClient, NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    rdkafka, kafka_python = _client_settings(security)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **kafka_python)
     try:
         admin.create_topics([NewTopic(name, replica_assignments=dict(enumerate(layout)))])
     finally:
         admin.close()
-    _wait_until_visible(bootstrap, name, len(layout))
+    _wait_until_visible(bootstrap, name, len(layout), rdkafka)
     if messages:
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20})
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20, **rdkafka})
         payload = b"v" * size
         for i in range(messages):
             producer.produce(name, value=payload, partition=i % len(layout))
@@ -28,13 +43,15 @@ def create_topic(bootstrap: str, name: str, layout: list[list[int]], messages: i
             raise RuntimeError(f"could not produce {messages} messages to {name}")
 
 
-def _wait_until_visible(bootstrap: str, name: str, partitions: int, timeout: float = 30.0) -> None:
+def _wait_until_visible(
+    bootstrap: str, name: str, partitions: int, rdkafka: dict[str, Any], timeout: float = 30.0
+) -> None:
     """CreateTopics returns before every broker's metadata has the topic; wait for it."""
     import time
 
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, **rdkafka})
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         topic = admin.list_topics(name, timeout=10).topics.get(name)
@@ -44,13 +61,18 @@ def _wait_until_visible(bootstrap: str, name: str, partitions: int, timeout: flo
     raise RuntimeError(f"topic {name} did not appear in the metadata within {timeout}s")
 
 
-def count_messages(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, int]:
-    """Consume every partition from the beginning to its high watermark; the count per partition."""
+def count_messages(
+    bootstrap: str, topic: str, partitions: int, timeout: float = 60.0, client: dict[str, Any] | None = None
+) -> dict[int, int]:
+    """Consume every partition from the beginning to its high watermark; the count per partition.
+    ``client``: extra librdkafka settings (security)."""
     import time
 
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"count-{topic}", "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"count-{topic}", "enable.auto.commit": False, **(client or {})}
+    )
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions) if ends[p] > 0])

@@ -94,7 +94,11 @@ class JournalState:
 
     @classmethod
     def from_json(cls, data: dict) -> JournalState:
-        if data.get("kind") != "kreassign-journal" or data.get("version") != JOURNAL_VERSION:
+        if (
+            not isinstance(data, dict)
+            or data.get("kind") != "kreassign-journal"
+            or data.get("version") != JOURNAL_VERSION
+        ):
             raise ValueError("not a kreassign journal of version 1")
         state = cls(
             plan_id=data["plan_id"],
@@ -131,6 +135,18 @@ class Journal:
         self._lock_fd: int | None = None
 
     # ---- the journal itself
+    def check_location(self) -> None:
+        """Fail before anything happens on the cluster when the journal cannot be written there."""
+        for folder in [self.path.parent, *self.path.parent.parents]:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise CommandError(f"Cannot write the journal {self.path}: {folder} is not a directory")
+                break
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise CommandError(f"Cannot write the journal {self.path}: {exc.strerror or exc}") from None
+
     def exists(self) -> bool:
         return self.path.exists()
 
@@ -139,7 +155,7 @@ class Journal:
             return JournalState.from_json(json.loads(self.path.read_text(encoding="utf-8")))
         except FileNotFoundError:
             raise CommandError(f"No journal at {self.path}") from None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CommandError(
                 f"The journal {self.path} cannot be read ({exc}); remove it or pass --journal-file"
             ) from None

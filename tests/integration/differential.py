@@ -55,8 +55,11 @@ def strip_java_stack_trace(stdout: str) -> str:
     contract kreassign keeps (COMPATIBILITY in README.md)."""
     start = stdout.find("Error: ")
     frame = stdout.find(_STACK_FRAME, start)
-    if start < 0 or frame < 0:
+    if start < 0:
         return stdout
+    if frame < 0:  # an exception without frames (a server error): "<class>: M" and an empty line
+        bare = re.fullmatch(r"(Error: (.*)\n)[\w.$]+: \2\n\n?", stdout[start:], flags=re.S)
+        return stdout[:start] + bare.group(1) if bare else stdout
     header = stdout[start:frame]  # "Error: M\n<class>: M"  (M may span several lines)
     for cut in [m.start() for m in re.finditer("\n", header)]:
         message = header[len("Error: ") : cut]
