@@ -126,6 +126,9 @@ class Outcome:
     message: str = ""
 
 
+OFFLINE_RECHECKS = 5
+"""How many times (a second apart) clean-up asks again before leaving an offline broker's rates for later."""
+
 METADATA_LAG_S = 30.0
 """How long a finished step may still look unfinished in broker metadata before it is planned again."""
 
@@ -174,10 +177,10 @@ class BatchedExecutor:
         self._last_sample: tuple[float, int] | None = None
         self._started = clock()
         self._waiting_notes: dict[TopicPartition, str] = {}
-        self._partial: dict[TopicPartition, int] = {}
+        self._partial: dict[TopicPartition, int] = {}  # bytes copied so far by the steps in flight
         self._offline_since: dict[int, float] = {}
         self._live: set[int] = set()
-        self._failing_since: float | None = None  # bytes copied so far by the steps in flight
+        self._failing_since: float | None = None
         self.cleanup_problems: list[str] = []
 
     # ---------------------------------------------------------------- the run
@@ -516,9 +519,14 @@ class BatchedExecutor:
             except Exception as exc:
                 problems.append(f"could not cancel the steps in flight: {getattr(exc, 'message', exc)}")
         try:
-            with contextlib.suppress(Exception):  # else restore with what the last poll saw
-                self._live = {b.id for b in self.port.describe_brokers()}
             recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
+            # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it
+            for attempt in range(OFFLINE_RECHECKS):
+                with contextlib.suppress(Exception):  # else restore with what the last poll saw
+                    self._live = {b.id for b in self.port.describe_brokers()}
+                if not recorded_brokers - self._live or attempt == OFFLINE_RECHECKS - 1:
+                    break
+                self.sleep(1.0)
             self.throttles.restore(offline=recorded_brokers - self._live)
             if self.throttles.pending:
                 problems.append(
