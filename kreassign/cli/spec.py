@@ -158,6 +158,65 @@ _SPECS = (
         metavar="N",
         apache=False,
     ),
+    OptionSpec(
+        "cluster-snapshot-file",
+        Arity.REQUIRED,
+        help="kreassign: read the cluster from this snapshot file (JSON lines, see README) instead of "
+        "--bootstrap-server, with --generate (and --execute --dry-run); no cluster access.",
+        metavar="FILE",
+        apache=False,
+    ),
+    OptionSpec(
+        "write-cluster-snapshot",
+        Arity.REQUIRED,
+        help="kreassign: an action of its own: write a snapshot of the cluster at --bootstrap-server "
+        "(brokers, racks, log dirs, partitions, replica sizes, min.insync.replicas) to FILE; "
+        "--topics-to-move-json-file limits it to those topics.",
+        metavar="FILE",
+        apache=False,
+    ),
+    OptionSpec(
+        "strategy",
+        Arity.REQUIRED,
+        default="apache",
+        help="kreassign: --generate strategy: 'apache' (default, the Apache tool's random placement) or "
+        "'balanced' (deterministic, rack-aware, moves the fewest replicas to even out replicas, leaders "
+        "and bytes per broker; summary on stderr).",
+        metavar="apache|balanced",
+        apache=False,
+    ),
+    OptionSpec(
+        "engine",
+        Arity.REQUIRED,
+        default="auto",
+        help="kreassign: where --strategy balanced runs: 'local', 'spark' (PySpark, the 'spark' extra) "
+        "or 'auto' (Spark from 2,000,000 partitions when pyspark is installed). Same plan either way.",
+        metavar="auto|local|spark",
+        apache=False,
+    ),
+    OptionSpec(
+        "spark-master",
+        Arity.REQUIRED,
+        help="kreassign: Spark master URL for --engine spark (default local[*], an embedded session).",
+        metavar="URL",
+        apache=False,
+    ),
+    OptionSpec(
+        "spark-conf",
+        Arity.REQUIRED,
+        help="kreassign: a Spark setting for --engine spark, KEY=VALUE; repeat the option for more.",
+        metavar="KEY=VALUE",
+        apache=False,
+    ),
+    OptionSpec(
+        "replication-factor",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: with --strategy balanced, the replication factor every partition of the listed "
+        "topics should end with (default: each keeps its own).",
+        metavar="N",
+        apache=False,
+    ),
 )
 
 SPECS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
@@ -193,5 +252,18 @@ def permitted_args(action: str, uses_bootstrap_server: bool) -> tuple[str, ...]:
 
 
 EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
-    "generate": ("seed",),
+    "generate": (
+        "seed",
+        "cluster-snapshot-file",
+        "strategy",
+        "engine",
+        "spark-master",
+        "spark-conf",
+        "replication-factor",
+    ),
+    "execute": ("cluster-snapshot-file",),
 }
+
+SNAPSHOT_ACTION = "write-cluster-snapshot"
+"""Not one of the Apache ACTIONS (whose usage message lists them): an action when given alone."""
+SNAPSHOT_ACTION_ARGS = ("bootstrap-server", "command-config", "topics-to-move-json-file")
