@@ -261,7 +261,7 @@ def snapshot_from_cluster(port: Any, topics: Sequence[str] | None = None) -> Clu
         parts = []
         for info in partitions:
             found = [where.get((name, info.partition, b)) for b in info.replicas]
-            sizes = [f[1] for f in found if f is not None]
+            sizes = [f[1] for f in found if f is not None and f[1] >= 0]
             parts.append(
                 SnapshotPartition(
                     info.partition,
@@ -350,9 +350,8 @@ class SnapshotCluster:
             for p in topic.partitions:
                 for broker, log_dir in zip(p.replicas, p.log_dirs, strict=False):
                     if log_dir is not None:
-                        sizes.setdefault((broker, log_dir), {})[TopicPartition(topic.name, p.partition)] = (
-                            p.size_bytes or 0
-                        )
+                        size = -1 if p.size_bytes is None else p.size_bytes  # -1: the snapshot has no size
+                        sizes.setdefault((broker, log_dir), {})[TopicPartition(topic.name, p.partition)] = size
         result = {}
         for broker_id in dict.fromkeys(broker_ids):
             broker = brokers.get(broker_id)

@@ -78,7 +78,7 @@ def partition_sizes(port, topics: Sequence[str], broker_ids: Sequence[int]) -> d
             for tp, size in log_dir.replica_sizes.items():
                 if tp.topic in wanted:
                     key = (tp.topic, tp.partition)
-                    sizes[key] = max(size, sizes.get(key, 0))
+                    sizes[key] = max(size, sizes.get(key, 0), 0)
     return sizes
 
 

@@ -56,7 +56,8 @@ class ReplicaLogDirInfo:
 class LogDirUsage:
     """One log directory of a broker as DescribeLogDirs reports it (offline snapshots).
 
-    ``replica_sizes`` maps the current (not future) replicas in the directory to their size in bytes;
+    ``replica_sizes`` maps the current (not future) replicas in the directory to their size in bytes
+    (-1: unknown, only from a snapshot without sizes);
     ``total_bytes`` / ``usable_bytes`` are the volume's, or ``None`` when the broker does not say.
     """
 

@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kreassign.errors import CommandError
 from kreassign.planning.placement_model import InvalidReplicationFactorError
 
+K = TypeVar("K")
 Row = tuple[str, int, tuple[int, ...], int]
 """One partition as planning sees it: topic, partition, current replicas, size in bytes (0 if unknown)."""
 
@@ -333,33 +335,74 @@ def _swap_for(
     return None
 
 
+def newly_placed(kept: Sequence[int], replicas: Sequence[int]) -> tuple[int, ...]:
+    """The brokers a partition was given by :func:`fill_topic` (``kept``: its replicas before)."""
+    return tuple(b for b in replicas if b not in kept)
+
+
 # ---------------------------------------------------------------------------------------------- stage 5
 def repair_leftovers(
     ctx: BalanceContext,
     leftovers: Iterable[tuple[str, int, tuple[int, ...], int, tuple[int, ...]]],
     counts: Mapping[int, int],
     targets: Mapping[int, int],
+    received: Iterable[tuple[str, int, tuple[int, ...], tuple[int, ...]]] = (),
 ) -> dict[tuple[str, int], tuple[int, ...]]:
-    """Fill the vacancies no slot of their topic could take (topic, partition, replicas, open, shed):
-    to a broker below its target that the partition accepts (furthest below first, then spread order);
-    failing that, a shed replica goes back where it was (the next round tries again); failing that, the
-    accepting broker furthest below its target. ``counts``: replicas per chosen broker now."""
+    """Fill the vacancies no slot of their topic could take (topic, partition, replicas, open, shed).
+
+    Each goes, in this order of preference: to a broker below its target that the partition accepts
+    (furthest below first, then spread order); to a broker x that an other partition of ``received``
+    (topic, partition, replicas, brokers it just got) was given this round, when that partition can take a
+    broker below target instead of x (no extra move); back to a broker it was shed from (the next round
+    tries again); to the accepting broker furthest below its target. ``counts``: replicas per chosen
+    broker now. Returns the replica sets that change (leftovers and swapped partitions)."""
     load = dict(counts)
-    fixed = {}
+    fixed: dict[tuple[str, int], tuple[int, ...]] = {}
+    given = {(t, p): (list(r), list(new)) for t, p, r, new in sorted(received)}
+
+    def below(b: int) -> bool:
+        return load.get(b, 0) < targets.get(b, 0)
+
+    def rank(b: int) -> tuple[int, int]:
+        return (load.get(b, 0) - targets.get(b, 0), ctx.spread_rank(b))
+
+    def swap(members: list[int], cap: int) -> int | None:
+        for key, (others, new) in given.items():
+            other_cap = ctx.rack_cap(len(others))
+            for x in new:
+                if not ctx.fits(x, members, cap):
+                    continue
+                rest = [b for b in others if b != x]
+                ys = [y for y in ctx.brokers if below(y) and ctx.fits(y, rest, other_cap)]
+                if ys:
+                    y = min(ys, key=rank)
+                    others[others.index(x)] = y
+                    new[new.index(x)] = y
+                    load[y] = load.get(y, 0) + 1
+                    fixed[key] = tuple(others)
+                    return x
+        return None
+
     for topic, partition, replicas, missing, shed in sorted(leftovers):
         members = list(replicas)
         cap = ctx.rack_cap(len(members) + missing)
         for _ in range(missing):
             candidates = [b for b in ctx.brokers if ctx.fits(b, members, cap)]
-            back = [b for b in shed if b in candidates]
             if not candidates:  # pragma: no cover - rack_cap guarantees room
                 raise CommandError(f"No broker can take a replica of {topic}-{partition}")
-            best = min(candidates, key=lambda b: (load.get(b, 0) - targets.get(b, 0), ctx.spread_rank(b)))
-            if back and load.get(best, 0) >= targets.get(best, 0):
-                best = back[0]
+            best = min(candidates, key=rank)
+            if not below(best):
+                swapped = swap(members, cap)
+                if swapped is not None:
+                    members.append(swapped)
+                    continue
+                back = [b for b in shed if b in candidates]
+                if back:
+                    best = back[0]
             members.append(best)
             load[best] = load.get(best, 0) + 1
         fixed[(topic, partition)] = tuple(members)
+        given[(topic, partition)] = (members, [b for b in members if b not in replicas])
     return fixed
 
 
@@ -449,19 +492,112 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
         filled: dict[tuple[str, int], tuple[int, ...]] = {}
         leftovers = []
+        received = []
         for t in sorted(by_topic):
             window = slots.window(t, topic_vacancies[t])
             for p, replicas, missing, shed in fill_topic(ctx, by_topic[t], shed_by_topic.get(t, ()), window):
                 filled[(t, p)] = replicas
                 if missing:
                     leftovers.append((t, p, replicas, missing, shed))
+                newcomers = newly_placed(state[(t, p)][0], replicas)
+                if newcomers:
+                    received.append((t, p, replicas, newcomers))
         if leftovers:
             now = Counter(b for replicas in filled.values() for b in replicas)
-            filled.update(repair_leftovers(ctx, leftovers, now, targets))
+            filled.update(repair_leftovers(ctx, leftovers, now, targets, received))
         if all(state[key][0] == replicas for key, replicas in filled.items()):
             break
         state = {key: (replicas, 0) for key, replicas in filled.items()}
-    return _leaders(ctx, currents, {key: kept for key, (kept, _) in state.items()})
+    final = {key: kept for key, (kept, _) in state.items()}
+    final.update(replica_chains(ctx, final))
+    return _leaders(ctx, currents, final)
+
+
+CHAIN_SEARCH_LIMIT = 2_000_000
+"""Most (partition, broker) pairs one chain search looks at before it gives up."""
+
+
+def replica_chains(
+    ctx: BalanceContext, replicas: Mapping[tuple[str, int], Sequence[int]]
+) -> dict[tuple[str, int], tuple[int, ...]]:
+    """The last resort when the rounds leave a broker outside floor..ceil of the mean (racks that are
+    nearly full): move replicas along chains (a replica of u moves to v, one of v to w ...), see
+    :func:`move_along_chains`. Each hop is one more replica moved. Runs on the driver, only when
+    needed; returns the changed partitions."""
+    state = {key: list(r) for key, r in replicas.items()}
+    load = Counter(b for r in state.values() for b in r)
+    on: dict[int, list[tuple[str, int]]] = {}
+    for key in sorted(state):
+        for b in state[key]:
+            on.setdefault(b, []).append(key)
+    order = sorted(ctx.brokers, key=ctx.spread_rank)
+    changed: dict[tuple[str, int], tuple[int, ...]] = {}
+    budget = [CHAIN_SEARCH_LIMIT]
+
+    def edges(u: int) -> Iterable[tuple[tuple[str, int], int]]:
+        for key in on.get(u, ()):
+            members = state[key]
+            if u in members:
+                rest = [b for b in members if b != u]
+                cap = ctx.rack_cap(len(members))
+                budget[0] -= len(order)
+                if budget[0] < 0:
+                    return
+                yield from ((key, v) for v in order if ctx.fits(v, rest, cap))
+
+    def move(key: tuple[str, int], u: int, v: int) -> None:
+        members = state[key]
+        members[members.index(u)] = v
+        on.setdefault(v, []).append(key)
+        changed[key] = tuple(members)
+
+    move_along_chains(order, load, edges, move)
+    return changed
+
+
+def move_along_chains(
+    order: Sequence[int],
+    load: Counter[int],
+    edges: Callable[[int], Iterable[tuple[K, int]]],
+    move: Callable[[K, int, int], None],
+) -> None:
+    """Even out ``load`` over the brokers of ``order`` to floor..ceil of the mean with shortest chains:
+    ``edges(u)`` lists (item, v) where item may pass from u to v; ``move`` applies one hop. First from
+    each broker above the ceil to any below it, then from any above the floor to those below it."""
+    from collections import deque
+
+    if not order:
+        return
+    floor, extra = divmod(sum(load[b] for b in order), len(order))
+    ceil = floor + (1 if extra else 0)
+
+    def chain(starts: Sequence[int], wanted: int) -> bool:
+        previous: dict[int, tuple[int, K] | None] = dict.fromkeys(starts)
+        queue = deque(starts)
+        while queue:
+            u = queue.popleft()
+            for item, v in edges(u):
+                if v in previous:
+                    continue
+                previous[v] = (u, item)
+                if load[v] < wanted:
+                    while previous[v] is not None:
+                        u, item = previous[v]  # type: ignore[misc]
+                        move(item, u, v)
+                        load[u] -= 1
+                        load[v] += 1
+                        v = u
+                    return True
+                queue.append(v)
+        return False
+
+    for start in order:
+        while load[start] > ceil and chain([start], ceil):
+            pass
+    while any(load[b] < floor for b in order):
+        donors = [b for b in order if load[b] > floor]
+        if not donors or not chain(donors, floor):
+            break
 
 
 LEADER_ROUNDS = 2
@@ -502,52 +638,23 @@ def leader_chains(
     leaders: Mapping[tuple[str, int], int],
     replicas: Mapping[tuple[str, int], Sequence[int]],
 ) -> dict[tuple[str, int], int]:
-    """Move leaderships along the shortest chains (u leads a partition with a replica on v, v leads one
-    with a replica on w, ...) until every broker leads floor(P/B) or ceil(P/B) partitions: first from the
-    brokers above the ceil to any below it, then from any above the floor to those below it. Runs on the
-    driver once the parallel rounds have done what they can; returns the leaders that change."""
-    from collections import deque
-
+    """Move leaderships along chains (u leads a partition with a replica on v, v leads one with a replica
+    on w, ...) until every broker leads floor(P/B) or ceil(P/B) partitions (:func:`move_along_chains`).
+    Runs on the driver once the parallel rounds have done what they can; returns the leaders that change."""
     leader = dict(leaders)
-    led = Counter(leader.values())
-    floor, extra = divmod(len(leader), len(ctx.brokers))
-    ceil = floor + (1 if extra else 0)
     by_leader: dict[int, list[tuple[str, int]]] = {}
     for key in sorted(leader):
         by_leader.setdefault(leader[key], []).append(key)
     changed: dict[tuple[str, int], int] = {}
 
-    def chain(starts: Sequence[int], wanted: int) -> bool:
-        """One chain from any of ``starts`` to a broker leading fewer than ``wanted``; False if none."""
-        previous: dict[int, tuple[int, tuple[str, int]] | None] = dict.fromkeys(starts)
-        queue = deque(starts)
-        while queue:
-            u = queue.popleft()
-            for key in by_leader.get(u, ()):
-                if leader[key] != u:
-                    continue
-                for v in replicas[key]:
-                    if v in previous or not ctx.chosen(v):
-                        continue
-                    previous[v] = (u, key)
-                    if led[v] < wanted:
-                        while previous[v] is not None:
-                            u, key = previous[v]  # type: ignore[misc]
-                            leader[key] = changed[key] = v
-                            by_leader.setdefault(v, []).append(key)
-                            led[u] -= 1
-                            led[v] += 1
-                            v = u
-                        return True
-                    queue.append(v)
-        return False
+    def edges(u: int) -> Iterable[tuple[tuple[str, int], int]]:
+        for key in by_leader.get(u, ()):
+            if leader[key] == u:
+                yield from ((key, v) for v in replicas[key] if v != u and ctx.chosen(v))
 
-    for start in ctx.brokers:
-        while led[start] > ceil and chain([start], ceil):
-            pass
-    while True:
-        starved = [b for b in ctx.brokers if led[b] < floor]
-        donors = [b for b in ctx.brokers if led[b] > floor]
-        if not starved or not donors or not chain(donors, floor):
-            break
+    def move(key: tuple[str, int], u: int, v: int) -> None:
+        leader[key] = changed[key] = v
+        by_leader.setdefault(v, []).append(key)
+
+    move_along_chains(list(ctx.brokers), Counter(leader.values()), edges, move)
     return changed

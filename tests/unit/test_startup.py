@@ -34,8 +34,9 @@ def _loaded_heavy_modules(body: str) -> list[str]:
         "from kreassign.cli.entry import main; main(['--version'])",
         "from kreassign.cli.app import run; run(['--list'])",  # usage error path
         "import kreassign.cluster.port, kreassign.planning.throttles, kreassign.actions.verify",
+        "import kreassign.snapshot, kreassign.planning.balance, kreassign.actions.balanced, kreassign.spark",
     ],
-    ids=["import-cli", "version", "usage-error", "import-core"],
+    ids=["import-cli", "version", "usage-error", "import-core", "import-planning-at-scale"],
 )
 def test_no_heavy_imports(body):
     assert _loaded_heavy_modules(body) == []
