@@ -18,6 +18,7 @@ from kreassign.planning.balance import make_context, plan_balanced
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from kreassign.spark import plan_balanced_spark
 from tests.unit.test_balance import build, cluster
+from tests.unit.test_generate_balanced_cli import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synthetic import write_synthetic
@@ -84,25 +85,14 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path):
     outputs = {}
     for engine in ("local", "spark"):
         out, err = io.StringIO(), io.StringIO()
-        argv = [
-            "--generate",
-            "--cluster-snapshot-file",
-            str(snapshot),
-            "--topics-to-move-json-file",
-            str(topics),
-            "--broker-list",
-            ",".join(str(b) for b in range(1, 91)),
-            "--strategy",
-            "balanced",
-            "--engine",
-            engine,
-        ]
+        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine)
+        argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, 91))
         import kreassign.cli.app as app
 
         saved = app._stderr
         app._stderr = err.write
         try:
-            assert run(argv, out=out.write, err=err.write) == 0, out.getvalue()
+            assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
         finally:
             app._stderr = saved
         outputs[engine] = out.getvalue()
