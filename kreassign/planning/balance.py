@@ -266,8 +266,11 @@ class SlotPlan:
         r = bisect.bisect_right(self.round_starts, index) - 1
         return self.order[index - self.round_starts[r]]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_offset_of", dict(self.offsets))
+
     def window(self, topic: str, count: int) -> list[int]:
-        offset = dict(self.offsets).get(topic, 0) if count else 0
+        offset = self._offset_of.get(topic, 0) if count else 0  # type: ignore[attr-defined]
         slots = (self.slot(i) for i in range(offset, offset + count))
         return [s for s in slots if s is not None]
 
@@ -367,13 +370,16 @@ def repair_leftovers(
         return (load.get(b, 0) - targets.get(b, 0), ctx.spread_rank(b))
 
     def swap(members: list[int], cap: int) -> int | None:
+        takers = [y for y in ctx.brokers if below(y)]
+        if not takers:
+            return None
         for key, (others, new) in given.items():
             other_cap = ctx.rack_cap(len(others))
             for x in new:
                 if not ctx.fits(x, members, cap):
                     continue
                 rest = [b for b in others if b != x]
-                ys = [y for y in ctx.brokers if below(y) and ctx.fits(y, rest, other_cap)]
+                ys = [y for y in takers if ctx.fits(y, rest, other_cap)]
                 if ys:
                     y = min(ys, key=rank)
                     others[others.index(x)] = y
