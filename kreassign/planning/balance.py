@@ -13,8 +13,9 @@ Goal, for the partitions of the listed topics and the brokers of ``--broker-list
   replication factor lowered) or its broker is above its target; the brokers with the most kept replicas
   take the ``ceil`` targets. When racks allow it, the replicas moved are exactly the forced moves plus
   ``sum(max(0, kept_b - target_b))``, which no balanced plan can beat.
-* bytes: a broker above the mean bytes sheds its largest replicas, any other broker its smallest
-  (fewest bytes moved); bytes per broker are best effort and reported, not bounded.
+* bytes: a broker above the mean bytes sheds the replicas whose size is closest to its excess divided by
+  the number it sheds, any other broker its smallest (fewest bytes moved); bytes per broker are best
+  effort and reported, not bounded.
 
 The computation is a pipeline of small pure stages so that the Spark engine (``kreassign.spark``) runs
 the very same functions, per partition, per broker and per topic in parallel, with only aggregates
@@ -202,19 +203,27 @@ def counts_targets(
 
 
 # ---------------------------------------------------------------------------------------------- stage 3
-def shed_from_broker(
-    count: int, largest_first: bool, held: Iterable[tuple[str, int, int, int]]
-) -> list[tuple[str, int]]:
+def shed_from_broker(count: int, aim: int | None, held: Iterable[tuple[str, int, int, int]]) -> list[tuple[str, int]]:
     """The ``count`` replicas a broker gives up among ``held`` (topic, partition, size, rank): lowest
-    rank first (see :func:`shed_rank`), then its smallest ones (fewest bytes moved), or its largest when
-    ``largest_first`` (the broker holds more bytes than the mean)."""
+    rank first (see :func:`shed_rank`), then its smallest ones (fewest bytes moved), or, with ``aim`` (the
+    broker holds more bytes than the mean), those whose size is closest to ``aim`` (see :func:`shed_aim`)."""
     if count <= 0:
         return []
-    if largest_first:
-        ranked = sorted(held, key=lambda h: (h[3], -h[2], h[0], h[1]))
+    if aim is not None:
+        ranked = sorted(held, key=lambda h: (h[3], abs(h[2] - aim), h[2], h[0], h[1]))
     else:
         ranked = sorted(held, key=lambda h: (h[3], h[2], h[0], h[1]))
     return [(t, p) for t, p, _, _ in ranked[:count]]
+
+
+def shed_aim(count: int, held_bytes: int, total_bytes: int, brokers: int) -> int | None:
+    """Size each replica a broker sheds should have so that, shedding ``count``, it ends at the mean bytes:
+    its excess over the mean divided by ``count``. None when it is not above the mean (then the smallest
+    replicas go: fewest bytes copied)."""
+    excess = held_bytes - total_bytes // brokers
+    if count <= 0 or excess <= 0:
+        return None
+    return excess // count
 
 
 def needy_groups(ctx: BalanceContext, deficits: Mapping[int, int]) -> tuple[tuple[str, int], ...]:
@@ -486,8 +495,8 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
                     held.setdefault(b, []).append((t, p, sizes[(t, p)], shed_rank(ctx, b, kept, needy)))
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
         for b in sorted(held):
-            heavy = held_bytes.get(b, 0) * len(ctx.brokers) > total_bytes
-            for t, p in shed_from_broker(-deficits[b], heavy, held[b]):
+            aim = shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers))
+            for t, p in shed_from_broker(-deficits[b], aim, held[b]):
                 shed_by_topic.setdefault(t, []).append((p, b))
         by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
         for (t, p), (kept, vacancies) in state.items():
@@ -625,7 +634,7 @@ def _leaders(
             if b is not None and led[b] > targets[b]:
                 held.setdefault(b, []).append((t, p, 0, leader_rank(filled[(t, p)], led, targets)))
         for b, candidates in held.items():
-            for t, p in shed_from_broker(led[b] - targets[b], False, candidates):
+            for t, p in shed_from_broker(led[b] - targets[b], None, candidates):
                 leaders[(t, p)] = None
         led = Counter(b for b in leaders.values() if b is not None)
         orphans = [(t, p, filled[(t, p)]) for (t, p), b in leaders.items() if b is None]

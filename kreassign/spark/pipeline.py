@@ -138,8 +138,10 @@ def run_pipeline(
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
             break
-        heavy = {b: held_bytes.get(b, 0) * len(ctx.brokers) > total_bytes for b in ctx.brokers}
-        shed = _shed(state, ctx, deficits, heavy).localCheckpoint()
+        aims = {
+            b: balance.shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers
+        }
+        shed = _shed(state, ctx, deficits, aims).localCheckpoint()
         topic_vacancies = _topic_vacancies(state, shed)
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
         filled = _fill(state, shed, ctx, slots, topic_vacancies).localCheckpoint()
@@ -187,7 +189,9 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
     return parts.mapInPandas(normalize, _STATE)
 
 
-def _shed(state: DataFrame, ctx: BalanceContext, deficits: Mapping[int, int], heavy: Mapping[int, bool]) -> DataFrame:
+def _shed(
+    state: DataFrame, ctx: BalanceContext, deficits: Mapping[int, int], aims: Mapping[int, int | None]
+) -> DataFrame:
     """Per over-target broker (one group each): the replicas it gives up."""
     over = [b for b, d in deficits.items() if d < 0]
     needy = balance.needy_groups(ctx, deficits)
@@ -201,7 +205,7 @@ def _shed(state: DataFrame, ctx: BalanceContext, deficits: Mapping[int, int], he
             (t, int(p), int(s), balance.shed_rank(ctx, broker, _ints(k), needy))
             for t, p, s, k in zip(pdf["topic"], pdf["partition"], pdf["size"], pdf["kept"], strict=True)
         ]
-        chosen = balance.shed_from_broker(-deficits[broker], heavy[broker], candidates)
+        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates)
         return pd.DataFrame(
             {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
         )
@@ -292,7 +296,7 @@ def _leader_shed(led: Counter[int], targets: Mapping[int, int]):
             (t, int(p), 0, balance.leader_rank(_ints(k), led, targets))
             for t, p, k in zip(pdf["topic"], pdf["partition"], pdf["kept"], strict=True)
         ]
-        chosen = balance.shed_from_broker(led[broker] - targets[broker], False, candidates)
+        chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates)
         return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
 
     return shed
