@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=50, help="brokers just added (empty)")
     parser.add_argument("--work", default=str(ROOT / ".cache" / "bench"), help="where snapshots and plans go")
     parser.add_argument("--spark-master", default=None)
+    parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE, passed to --engine spark")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -120,8 +121,9 @@ def main() -> None:
                 argv = [*common, "--seed", "1"]
             else:
                 argv = [*common, "--strategy", "balanced", "--engine", engine]
-                if engine == "spark" and args.spark_master:
-                    argv += ["--spark-master", args.spark_master]
+                if engine == "spark":
+                    argv += ["--spark-master", args.spark_master] if args.spark_master else []
+                    argv += [f"--spark-conf={conf}" for conf in args.spark_conf]
             out = Path(tempfile.mkstemp(prefix=f"plan-{engine}-{size}-", suffix=".txt", dir=work)[1])
             wall, peak, code, err = timed_run(argv, out)
             if code != 0:

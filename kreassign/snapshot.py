@@ -170,7 +170,7 @@ def _int(record: Mapping[str, Any], key: str, where: str, optional: bool = False
 
 def _ints(record: Mapping[str, Any], key: str, where: str) -> tuple[int, ...]:
     value = record.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+    if type(value) is not list or not all(type(v) is int for v in value):
         raise SnapshotFormatError(f"{where}: {key} must be a list of integers")
     return tuple(value)
 
@@ -288,7 +288,7 @@ class SnapshotCluster:
     def __init__(self, snapshot: ClusterSnapshot, source: str = "<snapshot>") -> None:
         self.snapshot = snapshot
         self.source = source
-        self._dirs: dict[TopicPartitionReplica, str] | None = None
+        self._index: dict[tuple[str, int], SnapshotPartition] | None = None
 
     @classmethod
     def open(cls, path: str) -> SnapshotCluster:
@@ -326,22 +326,26 @@ class SnapshotCluster:
     ) -> dict[TopicPartition, PartitionReassignment]:
         return {}
 
-    def _replica_dirs(self) -> dict[TopicPartitionReplica, str]:
-        if self._dirs is None:
-            self._dirs = {
-                TopicPartitionReplica(topic.name, p.partition, broker): log_dir
-                for topic in self.snapshot.topics.values()
-                for p in topic.partitions
-                for broker, log_dir in zip(p.replicas, p.log_dirs, strict=False)
-                if log_dir is not None
+    def _partitions(self) -> dict[tuple[str, int], SnapshotPartition]:
+        if self._index is None:
+            self._index = {
+                (topic.name, p.partition): p for topic in self.snapshot.topics.values() for p in topic.partitions
             }
-        return self._dirs
+        return self._index
 
     def describe_replica_log_dirs(
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
-        dirs = self._replica_dirs()
-        return {r: ReplicaLogDirInfo(current=dirs[r]) for r in dict.fromkeys(replicas) if r in dirs}
+        index = self._partitions()
+        result = {}
+        for replica in replicas:
+            p = index.get((replica.topic, replica.partition))
+            if p is None or replica.broker_id not in p.replicas or not p.log_dirs:
+                continue
+            log_dir = p.log_dirs[p.replicas.index(replica.broker_id)]
+            if log_dir is not None:
+                result[replica] = ReplicaLogDirInfo(current=log_dir)
+        return result
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
         brokers = {b.id: b for b in self.snapshot.brokers}
