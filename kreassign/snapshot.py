@@ -378,6 +378,23 @@ class SnapshotCluster:
             result[resource] = values
         return result
 
+    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+        """Each replica on these brokers with the partition's ``size_bytes`` (replicas of partitions
+        without a size are left out, as a live cluster leaves out what it cannot read)."""
+        wanted = set(broker_ids)
+        return {
+            TopicPartitionReplica(topic.name, p.partition, broker): p.size_bytes
+            for topic in self.snapshot.topics.values()
+            for p in topic.partitions
+            if p.size_bytes is not None
+            for broker in p.replicas
+            if broker in wanted
+        }
+
+    def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
+        """A snapshot keeps no offsets: every replica is left out."""
+        return {}
+
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         raise CommandError(f"{self.source} is a cluster snapshot: it holds no log end offsets")
 

@@ -123,6 +123,16 @@ def test_snapshot_cluster_reads_like_a_cluster():
     ]
 
 
+def test_sizes_for_the_dry_run():
+    port = SnapshotCluster(SNAPSHOT)
+    assert port.replica_sizes([2]) == {TopicPartitionReplica("orders", 0, 2): 500}
+    assert port.replica_sizes([1, 3]) == {
+        TopicPartitionReplica("orders", 0, 1): 500,
+        TopicPartitionReplica("événements", 0, 3): 7,
+    }
+    assert port.replica_log_end_offsets([TopicPartitionReplica("orders", 0, 1)]) == {}
+
+
 def test_unknown_topic_is_the_java_error():
     with pytest.raises(UnknownTopicOrPartitionError) as caught:
         SnapshotCluster(SNAPSHOT).describe_topics(["nope"])
