@@ -16,10 +16,11 @@ from kreassign.planning.balance import Row, make_context, plan_balanced
 
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
-AUTO_SPARK_PARTITIONS = 2_000_000
-"""``--engine auto`` hands planning to Spark from this many partitions on (when pyspark is installed).
-On the 2-core benchmark machine Spark never beat the local engine up to 1M partitions (bench/README.md);
-on a real Spark cluster, pass ``--engine spark`` explicitly."""
+AUTO_SPARK_PARTITIONS = 1_000_000
+"""``--engine auto`` hands planning to Spark from this many partitions on, when pyspark is installed and a
+``--spark-master`` other than ``local[...]`` is given: the embedded ``local[*]`` session was slower than the
+local engine at every size measured on the 2-core benchmark machine (bench/README.md), so without a real
+Spark cluster auto stays local."""
 
 
 def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
@@ -48,10 +49,10 @@ def parse_spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     return conf
 
 
-def choose_engine(engine: str, partitions: int) -> str:
+def choose_engine(engine: str, partitions: int, spark_master: str | None = None) -> str:
     if engine != "auto":
         return engine
-    if partitions < AUTO_SPARK_PARTITIONS:
+    if partitions < AUTO_SPARK_PARTITIONS or not spark_master or spark_master.startswith("local"):
         return "local"
     import importlib.util
 
@@ -103,7 +104,7 @@ def generate_balanced(
         for tp, info in sorted(current.items())
     ]
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
-    used = choose_engine(engine, len(rows))
+    used = choose_engine(engine, len(rows), spark_master)
     if used == "spark":
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     else:

@@ -190,7 +190,8 @@ _SPECS = (
         Arity.REQUIRED,
         default="auto",
         help="kreassign: where --strategy balanced runs: 'local', 'spark' (PySpark, the 'spark' extra) "
-        "or 'auto' (Spark from 2,000,000 partitions when pyspark is installed). Same plan either way.",
+        "or 'auto' (Spark from 1,000,000 partitions when --spark-master names a Spark cluster and pyspark is "
+        "installed, else local). Same plan either way.",
         metavar="auto|local|spark",
         apache=False,
     ),

@@ -174,3 +174,20 @@ def test_without_pyspark_the_spark_engine_says_how_to_install(snapshot_file, top
         "Error: --engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]' (pyspark is missing)\n"
     )
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("engine", "partitions", "master", "expected"),
+    [
+        ("local", 10**7, "spark://h:7077", "local"),
+        ("spark", 1, None, "spark"),
+        ("auto", 10**7, None, "local"),
+        ("auto", 10**7, "local[*]", "local"),
+        ("auto", 999_999, "spark://h:7077", "local"),
+        ("auto", 1_000_000, "spark://h:7077", "spark"),
+    ],
+)
+def test_auto_engine(engine, partitions, master, expected):
+    from kreassign.actions.balanced import choose_engine
+
+    assert choose_engine(engine, partitions, master) == expected
