@@ -131,6 +131,10 @@ def open_cluster(args: ParsedArgs):
     from kreassign.cluster.client_config import load_client_config
     from kreassign.cluster.kafka import KafkaCluster
 
+    if args.has("cluster-snapshot-file"):  # kreassign: an offline snapshot instead of a cluster
+        from kreassign.snapshot import SnapshotCluster
+
+        return SnapshotCluster.open(str(args.value("cluster-snapshot-file")))
     config = load_client_config(args.value("command-config")) if args.has("command-config") else None
     if args.has("bootstrap-controller"):
         controllers = args.value("bootstrap-controller")
@@ -172,8 +176,37 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None], 
         report = read_progress(port, plan)
         out(render_progress(report, json_mode, terminal=terminal))
         return _outcome_status(report.outcome, args)
+    elif action == "generate" and args.has("strategy") and args.value("strategy") != "apache":
+        from kreassign.actions import balanced
+
+        balanced.check_choice("strategy", str(args.value("strategy")), balanced.STRATEGIES)
+        text = read_input_file(args.value("topics-to-move-json-file"))
+        result = balanced.generate_balanced(
+            port,
+            text,
+            args.value("broker-list"),
+            rack_aware=not args.has("disable-rack-aware"),
+            replication_factor=args.long_value("replication-factor"),
+            engine=balanced.check_choice("engine", str(args.value("engine")), balanced.ENGINES),
+            spark_master=args.value("spark-master"),
+            spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
+            out=text_out,
+            err=_stderr,
+        )
+        if json_mode:
+            out(documents.dump(documents.generate_document(result.current_json, result.proposed_json)))
+    elif action == "write-cluster-snapshot":
+        from kreassign.actions.balanced import write_cluster_snapshot
+
+        topics = args.value("topics-to-move-json-file")
+        write_cluster_snapshot(
+            port, str(args.value(action)), read_input_file(topics) if topics is not None else None, _stderr
+        )
     elif action == "generate":
+        from kreassign.actions.balanced import check_apache_strategy_options
         from kreassign.actions.generate import generate_assignment
+
+        check_apache_strategy_options(args)
 
         topics = read_input_file(args.value("topics-to-move-json-file"))
         broker_list = args.value("broker-list")

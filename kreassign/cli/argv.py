@@ -18,6 +18,8 @@ from kreassign.cli.spec import (
     ACTIONS,
     APACHE_ACTIONS,
     REQUIRED_ARGS,
+    SNAPSHOT_ACTION,
+    SNAPSHOT_ACTION_ARGS,
     SPECS,
     ZOOKEEPER_FORBIDDEN_OPTIONS,
     ZOOKEEPER_PERMITTED_ARGS,
@@ -148,6 +150,8 @@ def validate(argv: list[str]) -> Request:
     if parsed.has("version"):
         return Request("version", parsed)
     actions = [a for a in ACTIONS if parsed.has(a)]
+    if not actions and parsed.has(SNAPSHOT_ACTION):
+        return _validate_snapshot_action(parsed)
     if len(actions) != 1:
         # the Apache message names the Apache actions only (kreassign's --progress is documented apart)
         raise UsageError("Command must include exactly one action: " + ", ".join(f"--{a}" for a in APACHE_ACTIONS))
@@ -157,7 +161,11 @@ def validate(argv: list[str]) -> Request:
     has_server, has_controller = parsed.has("bootstrap-server"), parsed.has("bootstrap-controller")
     if has_server and has_controller:
         raise UsageError("Please don't specify both --bootstrap-server and --bootstrap-controller")
-    if not has_server and not has_controller:
+    has_snapshot = parsed.has("cluster-snapshot-file")  # kreassign: a snapshot replaces the cluster
+    if has_snapshot and (has_server or has_controller):
+        where = "--bootstrap-server" if has_server else "--bootstrap-controller"
+        raise UsageError(f"Please don't specify both --cluster-snapshot-file and {where}")
+    if not has_server and not has_controller and not has_snapshot:
         raise UsageError("Please specify either --bootstrap-server or --bootstrap-controller")
     required = REQUIRED_ARGS[action]
     for name in required:
@@ -199,3 +207,13 @@ def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:
         if spec.name != action and spec.name not in required and spec.name not in permitted:
             raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
     return Request(action, parsed)
+
+
+def _validate_snapshot_action(parsed: ParsedArgs) -> Request:
+    """``--write-cluster-snapshot FILE``: needs --bootstrap-server; takes only its own options."""
+    if not parsed.has("bootstrap-server"):
+        raise UsageError(f"--{SNAPSHOT_ACTION} needs --bootstrap-server")
+    for spec in parsed.seen:
+        if spec.name != SNAPSHOT_ACTION and spec.name not in SNAPSHOT_ACTION_ARGS:
+            raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[SNAPSHOT_ACTION]}"')
+    return Request(SNAPSHOT_ACTION, parsed)

@@ -206,6 +206,14 @@ _SPECS = (
         apache=False,
     ),
     OptionSpec(
+        "cluster-snapshot-file",
+        Arity.REQUIRED,
+        help="kreassign: read the cluster from this snapshot file (JSON lines, see README) instead of "
+        "--bootstrap-server, with --generate (and --execute --dry-run); no cluster access.",
+        metavar="FILE",
+        apache=False,
+    ),
+    OptionSpec(
         "poll-interval-ms",
         Arity.REQUIRED,
         int,
@@ -247,6 +255,58 @@ _SPECS = (
         "path. Does --generate, --execute (with --throttle) and --verify through ZooKeeper like Kafka 2.8's "
         "tool. Please use --bootstrap-server instead.",
         metavar="urls",
+        apache=False,
+    ),
+    OptionSpec(
+        "write-cluster-snapshot",
+        Arity.REQUIRED,
+        help="kreassign: an action of its own: write a snapshot of the cluster at --bootstrap-server "
+        "(brokers, racks, log dirs, partitions, replica sizes, min.insync.replicas) to FILE; "
+        "--topics-to-move-json-file limits it to those topics.",
+        metavar="FILE",
+        apache=False,
+    ),
+    OptionSpec(
+        "strategy",
+        Arity.REQUIRED,
+        default="apache",
+        help="kreassign: --generate strategy: 'apache' (default, the Apache tool's random placement) or "
+        "'balanced' (deterministic, rack-aware, moves the fewest replicas to even out replicas, leaders "
+        "and bytes per broker; summary on stderr).",
+        metavar="apache|balanced",
+        apache=False,
+    ),
+    OptionSpec(
+        "engine",
+        Arity.REQUIRED,
+        default="auto",
+        help="kreassign: where --strategy balanced runs: 'local', 'spark' (PySpark, the 'spark' extra) "
+        "or 'auto' (Spark from 1,000,000 partitions when --spark-master names a Spark cluster and pyspark is "
+        "installed, else local). Same plan either way.",
+        metavar="auto|local|spark",
+        apache=False,
+    ),
+    OptionSpec(
+        "spark-master",
+        Arity.REQUIRED,
+        help="kreassign: Spark master URL for --engine spark (default local[*], an embedded session).",
+        metavar="URL",
+        apache=False,
+    ),
+    OptionSpec(
+        "spark-conf",
+        Arity.REQUIRED,
+        help="kreassign: a Spark setting for --engine spark, KEY=VALUE; repeat the option for more.",
+        metavar="KEY=VALUE",
+        apache=False,
+    ),
+    OptionSpec(
+        "replication-factor",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: with --strategy balanced, the replication factor every partition of the listed "
+        "topics should end with (default: each keeps its own).",
+        metavar="N",
         apache=False,
     ),
 )
@@ -295,8 +355,17 @@ _BATCHED = (
 )
 
 EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
-    "generate": ("seed", "output"),
-    "execute": (*_BATCHED, "journal-file", "output"),
+    "generate": (
+        "seed",
+        "output",
+        "cluster-snapshot-file",
+        "strategy",
+        "engine",
+        "spark-master",
+        "spark-conf",
+        "replication-factor",
+    ),
+    "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file"),
     "verify": ("fail-if-incomplete", "output"),
     "cancel": ("journal-file", "output"),
     "list": ("output",),
@@ -337,3 +406,7 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "stall-timeout-ms",
     "fail-if-incomplete",
 )
+
+SNAPSHOT_ACTION = "write-cluster-snapshot"
+"""Not one of the Apache ACTIONS (whose usage message lists them): an action when given alone."""
+SNAPSHOT_ACTION_ARGS = ("bootstrap-server", "command-config", "topics-to-move-json-file")

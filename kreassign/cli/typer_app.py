@@ -20,6 +20,9 @@ app = typer.Typer(
 )
 
 
+_EXT = "kreassign extensions"
+
+
 def _help(name: str) -> str:
     return SPECS[name].help
 
@@ -137,6 +140,38 @@ def kreassign(
         bool,
         typer.Option("--fail-if-incomplete", help=_help("fail-if-incomplete"), rich_help_panel="kreassign extensions"),
     ] = False,
+    cluster_snapshot_file: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster-snapshot-file", help=_help("cluster-snapshot-file"), metavar="FILE", rich_help_panel=_EXT
+        ),
+    ] = None,
+    write_cluster_snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--write-cluster-snapshot", help=_help("write-cluster-snapshot"), metavar="FILE", rich_help_panel=_EXT
+        ),
+    ] = None,
+    strategy: Annotated[
+        str,
+        typer.Option("--strategy", help=_help("strategy"), metavar="apache|balanced", rich_help_panel=_EXT),
+    ] = "apache",
+    engine: Annotated[
+        str,
+        typer.Option("--engine", help=_help("engine"), metavar="auto|local|spark", rich_help_panel=_EXT),
+    ] = "auto",
+    spark_master: Annotated[
+        str | None,
+        typer.Option("--spark-master", help=_help("spark-master"), metavar="URL", rich_help_panel=_EXT),
+    ] = None,
+    spark_conf: Annotated[
+        list[str] | None,
+        typer.Option("--spark-conf", help=_help("spark-conf"), metavar="KEY=VALUE", rich_help_panel=_EXT),
+    ] = None,
+    replication_factor: Annotated[
+        int | None,
+        typer.Option("--replication-factor", help=_help("replication-factor"), metavar="N", rich_help_panel=_EXT),
+    ] = None,
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
     zookeeper: Annotated[
         str | None,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kreassign.cluster.client_config import ClientConfig
-from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
+from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import (
     TRANSIENT_JAVA_EXCEPTIONS,
     AuthorizationError,
@@ -607,15 +607,13 @@ class KafkaCluster:
         if not wanted:
             return {}
         by_broker = self._partitions_by_broker(wanted, call)
-        if self._known_brokers(by_broker, call) != set(by_broker):
-            raise self.timeout_error(call)
         topic_type = DescribeLogDirsRequest.DescribableLogDirTopic
 
         def builder(topics: Mapping[str, list[int]]) -> Callable[[], Any]:
             return lambda: DescribeLogDirsRequest(topics=[topic_type(topic=t, partitions=p) for t, p in topics.items()])
 
         requests = {broker_id: builder(topics) for broker_id, topics in by_broker.items()}
-        responses = self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
+        responses = self._send_to_known_brokers(call, requests)
         current: dict[TopicPartitionReplica, str] = {}
         future: dict[TopicPartitionReplica, str] = {}
         for broker_id, response in responses.items():
@@ -792,6 +790,15 @@ class KafkaCluster:
                     if p.error_code == 0 and p.offset >= 0:
                         ends[TopicPartitionReplica(topic.name, p.partition_index, broker_id)] = p.offset
         return {r: ends[r] for r in wanted if r in ends}
+
+    def _send_to_known_brokers(self, call: str, requests: Mapping[int, Callable[[], Any]]) -> dict[int, Any]:
+        """One kafka-python request per broker (not through controllers); an unknown broker times out."""
+        if self.using_controllers:
+            raise self._unsupported_with_controllers()
+        self._kafka_python_admin(call)
+        if self._known_brokers(requests, call) != set(requests):
+            raise self.timeout_error(call)
+        return self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
 
     async def _send_to_brokers(self, requests: Mapping[int, Callable[[], Any]], deadline: float) -> dict[int, Any]:
         """Send one request to each broker concurrently and wait for all of them."""
@@ -1040,6 +1047,56 @@ class KafkaCluster:
                 f"for topic `{tp.topic}` could not be found"
             )
         return UnknownTopicOrPartitionError(str(java_exception(UNKNOWN_TOPIC_OR_PARTITION)))
+
+    # -------------------------------------------------------------------------- offline snapshots
+    def list_topic_names(self) -> list[str]:
+        """Every topic name the metadata lists, sorted (for ``--write-cluster-snapshot``)."""
+        admin = self._librdkafka()
+        try:
+            metadata = admin.list_topics(timeout=self.api_timeout_s)
+        except Exception as exc:
+            error = exc.args[0] if exc.args else None
+            if hasattr(error, "code"):
+                raise self._librdkafka_error(error, "listTopics") from exc
+            raise self.timeout_error("listTopics") from exc
+        return sorted(metadata.topics)
+
+    def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
+        """Every log directory of each broker with the size of each replica in it (DescribeLogDirs
+        for all topics, one request per broker, all in flight at once)."""
+        from kafka.protocol.admin import DescribeLogDirsRequest
+
+        call = "describeLogDirs"
+        wanted = list(dict.fromkeys(broker_ids))
+        if not wanted:
+            return {}
+        requests = {broker_id: (lambda: DescribeLogDirsRequest(topics=None)) for broker_id in wanted}
+        responses = self._send_to_known_brokers(call, requests)
+        result: dict[int, list[LogDirUsage]] = {}
+        for broker_id in wanted:
+            response = responses[broker_id]
+            if getattr(response, "error_code", 0):
+                raise error_for(java_exception(response.error_code))
+            dirs = []
+            for log_dir in response.results:
+                sizes = {
+                    TopicPartition(topic.name, p.partition_index): p.partition_size
+                    for topic in ([] if log_dir.error_code else log_dir.topics)
+                    for p in topic.partitions
+                    if not p.is_future_key
+                }
+                total = getattr(log_dir, "total_bytes", -1)
+                usable = getattr(log_dir, "usable_bytes", -1)
+                dirs.append(
+                    LogDirUsage(
+                        log_dir.log_dir,
+                        sizes,
+                        None if total is None or total < 0 else total,
+                        None if usable is None or usable < 0 else usable,
+                    )
+                )
+            result[broker_id] = sorted(dirs, key=lambda d: d.path)
+        return result
 
     # -------------------------------------------------------------------------- lifecycle
     def close(self) -> None:

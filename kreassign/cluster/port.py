@@ -52,6 +52,21 @@ class ReplicaLogDirInfo:
     future: str | None = None
 
 
+@dataclass(frozen=True)
+class LogDirUsage:
+    """One log directory of a broker as DescribeLogDirs reports it (offline snapshots).
+
+    ``replica_sizes`` maps the current (not future) replicas in the directory to their size in bytes
+    (-1: unknown, only from a snapshot without sizes);
+    ``total_bytes`` / ``usable_bytes`` are the volume's, or ``None`` when the broker does not say.
+    """
+
+    path: str
+    replica_sizes: Mapping[TopicPartition, int]
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+
+
 class ClusterPort(Protocol):
     def describe_brokers(self) -> list[Broker]:
         """Live brokers in the order the cluster reports them (DescribeCluster)."""

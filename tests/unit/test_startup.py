@@ -37,6 +37,7 @@ def _loaded_heavy_modules(body: str) -> list[str]:
         "import kreassign.actions.progress, kreassign.planning.progress, kreassign.cli.render_progress",
         "from kreassign.cli.app import run; run(['--zookeeper', 'h:1', '--list'])",  # refused --zookeeper
         "import kreassign.zookeeper.legacy, kreassign.zookeeper.command",
+        "import kreassign.snapshot, kreassign.planning.balance, kreassign.actions.balanced, kreassign.spark",
     ],
     ids=[
         "import-cli",
@@ -46,6 +47,7 @@ def _loaded_heavy_modules(body: str) -> list[str]:
         "import-progress",
         "zookeeper-refused",
         "import-zookeeper-path",
+        "import-planning-at-scale",
     ],
 )
 def test_no_heavy_imports(body):

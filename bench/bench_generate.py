@@ -1,0 +1,149 @@
+"""Balanced --generate at scale: the local and Spark engines against the Apache-compatible placement.
+
+    .venv/bin/python bench/bench_generate.py [--sizes 10000,100000,1000000] [--engines local,spark,apache]
+
+For each size, a synthetic snapshot (bench/synthetic.py: RF 3, 1,000 brokers over 30 racks, 50 of them just
+added and empty, 100 partitions per topic) is planned from the snapshot file by the real command line
+(``kreassign --generate --cluster-snapshot-file ...``), one process per run. Reported per engine: wall
+time, peak memory (resident set of the whole process tree: Python, and Spark's JVM and Python workers),
+replicas moved (read back from the printed Current / Proposed JSON), and the ratio to the replicas the
+Apache-compatible placement (``--strategy apache --seed 1``) moves on the same input. It also checks that
+the Spark plan is byte-identical to the local one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from synthetic import write_synthetic  # noqa: E402
+
+KREASSIGN = str(Path(sys.executable).with_name("kreassign"))
+
+
+def tree_rss_kb(root: int) -> int:
+    """Resident memory of ``root`` and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/status") as handle:
+                status = handle.read()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                rss[pid] = int(line.split()[1])
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+def timed_run(argv: list[str], stdout_path: Path) -> tuple[float, int, int, str]:
+    """Wall seconds, peak tree RSS in MB, exit code, stderr."""
+    peak = 0
+    with open(stdout_path, "w") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, text=True)
+        err_chunks: list[str] = []
+        reader = threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()))  # type: ignore[union-attr]
+        reader.start()
+        while proc.poll() is None:
+            peak = max(peak, tree_rss_kb(proc.pid))
+            time.sleep(0.2)
+        wall = time.perf_counter() - start
+        reader.join()
+    return wall, peak // 1024, proc.returncode, "".join(err_chunks)
+
+
+def replicas_moved(stdout_path: Path) -> int:
+    with open(stdout_path) as handle:
+        lines = handle.read().splitlines()
+    current = {(p["topic"], p["partition"]): set(p["replicas"]) for p in json.loads(lines[1])["partitions"]}
+    proposed = json.loads(lines[4])["partitions"]
+    return sum(len(set(p["replicas"]) - current[(p["topic"], p["partition"])]) for p in proposed)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", help="partition counts, comma-separated")
+    parser.add_argument("--engines", default="apache,local,spark", help="among apache, local, spark")
+    parser.add_argument("--brokers", type=int, default=1000)
+    parser.add_argument("--racks", type=int, default=30)
+    parser.add_argument("--new", type=int, default=50, help="brokers just added (empty)")
+    parser.add_argument("--work", default=str(ROOT / ".cache" / "bench"), help="where snapshots and plans go")
+    parser.add_argument("--spark-master", default=None)
+    parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE, passed to --engine spark")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        snapshot = work / f"synthetic-{size}-{args.brokers}-{args.racks}-{args.new}.jsonl"
+        if not snapshot.exists():
+            write_synthetic(str(snapshot), size, brokers=args.brokers, racks=args.racks, new=args.new)
+        topics = work / f"topics-{size}.json"
+        count = -(-size // 100)
+        topics.write_text(json.dumps({"version": 1, "topics": [{"topic": f"topic-{t:05d}"} for t in range(count)]}))
+        common = [
+            KREASSIGN,
+            "--generate",
+            "--cluster-snapshot-file",
+            str(snapshot),
+            "--topics-to-move-json-file",
+            str(topics),
+            "--broker-list",
+            ",".join(str(b) for b in range(1, args.brokers + 1)),
+        ]
+        results = {}
+        for engine in engines:
+            if engine == "apache":
+                argv = [*common, "--seed", "1"]
+            else:
+                argv = [*common, "--strategy", "balanced", "--engine", engine]
+                if engine == "spark":
+                    argv += ["--spark-master", args.spark_master] if args.spark_master else []
+                    argv += [f"--spark-conf={conf}" for conf in args.spark_conf]
+            out = Path(tempfile.mkstemp(prefix=f"plan-{engine}-{size}-", suffix=".txt", dir=work)[1])
+            wall, peak, code, err = timed_run(argv, out)
+            if code != 0:
+                print(f"{engine} at {size} failed ({code}): {out.read_text()[-300:]} {err[-500:]}", file=sys.stderr)
+                continue
+            results[engine] = (wall, peak, replicas_moved(out), out)
+            print(f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB moved {results[engine][2]}", file=sys.stderr)
+        same = ""
+        if "local" in results and "spark" in results:
+            same = "yes" if results["local"][3].read_bytes() == results["spark"][3].read_bytes() else "NO"
+        for engine, (wall, peak, moved, _) in results.items():
+            ratio = f"{moved / results['apache'][2]:.3f}" if "apache" in results and results["apache"][2] else "-"
+            rows.append((size, engine, wall, peak, moved, ratio, same if engine == "spark" else ""))
+    print(
+        "| partitions | engine | wall time (s) | peak memory (MB) | replicas moved | ratio to apache | same plan as local |"
+    )
+    print("| ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    for size, engine, wall, peak, moved, ratio, same in rows:
+        print(f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {moved:,} | {ratio} | {same} |")
+
+
+if __name__ == "__main__":
+    main()

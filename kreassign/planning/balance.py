@@ -1,0 +1,675 @@
+"""The ``--strategy balanced`` proposal: deterministic, rack-aware, minimal movement. Standard library only.
+
+Goal, for the partitions of the listed topics and the brokers of ``--broker-list`` (the chosen brokers):
+
+* every replica on a broker that is not chosen leaves it; each partition gets the target replication
+  factor (``--replication-factor N``, else its current one);
+* replicas of a partition sit on distinct racks, at most ``rack_cap(rf)`` per rack (1 when there are at
+  least rf racks; the fewest that can fit rf replicas otherwise); without racks (``--disable-rack-aware``
+  or no broker has one) every broker is its own rack;
+* replicas per chosen broker end at ``floor(R/B)`` or ``ceil(R/B)`` (R replicas, B brokers), leaders per
+  broker at ``floor(P/B)`` or ``ceil(P/B)`` (P partitions);
+* as few replicas as possible move: a replica stays unless it must leave (broker removed, rack rule,
+  replication factor lowered) or its broker is above its target; the brokers with the most kept replicas
+  take the ``ceil`` targets. When racks allow it, the replicas moved are exactly the forced moves plus
+  ``sum(max(0, kept_b - target_b))``, which no balanced plan can beat.
+* bytes: a broker above the mean bytes sheds the replicas whose size is closest to its excess divided by
+  the number it sheds, any other broker its smallest (fewest bytes moved); bytes per broker are best
+  effort and reported, not bounded.
+
+The computation is a pipeline of small pure stages so that the Spark engine (``kreassign.spark``) runs
+the very same functions, per partition, per broker and per topic in parallel, with only aggregates
+(per broker, per topic) and the few left-over rows going through the driver:
+
+1. :func:`normalize_partition` (per partition): kept replicas and vacancies.
+2. :func:`counts_targets` (driver, from per-broker counts): replica targets per broker.
+3. :func:`shed_from_broker` (per broker): which kept replicas leave an over-target broker.
+4. :class:`SlotPlan` (driver, from per-broker deficits and per-topic vacancy counts) and
+   :func:`fill_topic` (per topic): under-target brokers' free slots, striped over the topics in name
+   order, matched to the vacancies of each topic.
+5. :func:`repair_leftovers` (driver): vacancies the topic could not fill within its slots.
+6. :func:`counts_targets` again for leaders, :func:`shed_from_broker` for leaderships over target, and
+   :func:`assign_leaders` (driver) for the partitions left without a leader.
+7. :func:`order_replicas` (per partition): the leader first, then the other replicas.
+
+Every stage sorts its input, so the order rows arrive in (Spark's shuffles) never matters.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from kreassign.errors import CommandError
+from kreassign.planning.placement_model import InvalidReplicationFactorError
+
+K = TypeVar("K")
+Row = tuple[str, int, tuple[int, ...], int]
+"""One partition as planning sees it: topic, partition, current replicas, size in bytes (0 if unknown)."""
+
+
+@dataclass(frozen=True)
+class BalanceContext:
+    """The chosen brokers and the rules; small and picklable (shipped to Spark workers)."""
+
+    brokers: tuple[int, ...]  # sorted ids
+    racks: tuple[str | None, ...]  # per broker, same order; None: no rack (its own group)
+    replication_factor: int | None = None
+    current_load: tuple[tuple[int, int], ...] = ()  # (broker, replicas) before planning, any broker
+
+    def __post_init__(self) -> None:
+        groups = tuple(rack if rack is not None else f"\0{b}" for b, rack in zip(self.brokers, self.racks, strict=True))
+        object.__setattr__(self, "_group", dict(zip(self.brokers, groups, strict=True)))
+        object.__setattr__(self, "_broker_set", frozenset(self.brokers))
+        object.__setattr__(self, "_group_sizes", sorted(Counter(groups).values(), reverse=True))
+        object.__setattr__(self, "_load", dict(self.current_load))
+        # Spread order: brokers of each rack by id, racks taken in turn (rack order: name), so that any run
+        # of consecutive brokers in this order spans as many racks as possible.
+        by_group: dict[str, list[int]] = {}
+        for broker in self.brokers:
+            by_group.setdefault(self._group[broker], []).append(broker)  # type: ignore[attr-defined]
+        names = sorted(by_group)
+        ranked = sorted(
+            ((i, names.index(g), b) for g in names for i, b in enumerate(by_group[g])),
+        )
+        object.__setattr__(self, "_spread", {b: rank for rank, (_, _, b) in enumerate(ranked)})
+        object.__setattr__(self, "_caps", {})
+
+    def rack_groups(self) -> dict[int, str] | None:
+        """Broker -> rack, when racks constrain placement (rack awareness on and racks known)."""
+        return None if any(r is None for r in self.racks) else self._group  # type: ignore[attr-defined]
+
+    def group(self, broker: int) -> str:
+        return self._group[broker]  # type: ignore[attr-defined]
+
+    def chosen(self, broker: int) -> bool:
+        return broker in self._broker_set  # type: ignore[attr-defined]
+
+    def spread_rank(self, broker: int) -> int:
+        return self._spread[broker]  # type: ignore[attr-defined]
+
+    def load(self, broker: int) -> int:
+        return self._load.get(broker, 0)  # type: ignore[attr-defined]
+
+    def target_rf(self, current: int) -> int:
+        return self.replication_factor if self.replication_factor is not None else current
+
+    def rack_cap(self, rf: int) -> int:
+        """Most replicas of one partition on one rack: the least c with sum(min(c, rack size)) >= rf."""
+        caps: dict[int, int] = self._caps  # type: ignore[attr-defined]
+        if rf not in caps:
+            sizes: list[int] = self._group_sizes  # type: ignore[attr-defined]
+            if rf > len(self.brokers):
+                raise InvalidReplicationFactorError(
+                    f"The target replication factor of {rf} cannot be reached because only "
+                    f"{len(self.brokers)} broker(s) are chosen."
+                )
+            cap = max(1, -(-rf // len(sizes)))
+            while sum(min(cap, s) for s in sizes) < rf:
+                cap += 1
+            caps[rf] = cap
+        return caps[rf]
+
+    def fits(self, broker: int, replicas: Sequence[int], cap: int) -> bool:
+        """May ``broker`` join a partition whose replicas are ``replicas``?"""
+        if broker in replicas or not self.chosen(broker):
+            return False
+        group = self.group(broker)
+        return sum(1 for b in replicas if self.chosen(b) and self.group(b) == group) < cap
+
+
+def make_context(
+    brokers: Iterable[tuple[int, str | None]],
+    replication_factor: int | None,
+    rows: Iterable[Row] = (),
+    current_load: Mapping[int, int] | None = None,
+) -> BalanceContext:
+    """``brokers``: the chosen (id, rack) pairs; ``current_load`` (or ``rows``) the replicas per broker now."""
+    pairs = sorted(dict(brokers).items())
+    if not pairs:
+        raise CommandError("No broker of --broker-list is in the cluster.")
+    if replication_factor is not None and replication_factor <= 0:
+        raise InvalidReplicationFactorError(
+            f"Invalid replication factor {replication_factor}: the replication factor must be positive."
+        )
+    if current_load is None:
+        counter: Counter[int] = Counter()
+        for row in rows:
+            counter.update(row[2])
+        current_load = counter
+    return BalanceContext(
+        tuple(b for b, _ in pairs),
+        tuple(r for _, r in pairs),
+        replication_factor,
+        tuple(sorted(current_load.items())),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- stage 1
+def normalize_partition(ctx: BalanceContext, replicas: Sequence[int]) -> tuple[tuple[int, ...], int]:
+    """Replicas that may stay, in their order, and how many replicas the partition still needs.
+
+    A replica leaves if its broker is not chosen, if its rack already holds ``rack_cap`` replicas of the
+    partition (later replicas leave first), or if the replication factor goes down (the replicas on the
+    most loaded brokers leave first, never the first one kept).
+    """
+    rf = ctx.target_rf(len(replicas))
+    cap = ctx.rack_cap(rf)
+    kept: list[int] = []
+    per_group: Counter[str] = Counter()
+    for broker in replicas:
+        if broker in kept or not ctx.chosen(broker):
+            continue
+        group = ctx.group(broker)
+        if per_group[group] < cap:
+            per_group[group] += 1
+            kept.append(broker)
+    if len(kept) > rf:
+        surplus = sorted(range(1, len(kept)), key=lambda i: (-ctx.load(kept[i]), -i))[: len(kept) - rf]
+        kept = [b for i, b in enumerate(kept) if i not in set(surplus)]
+    return tuple(kept), rf - len(kept)
+
+
+# ---------------------------------------------------------------------------------------------- stage 2
+def counts_targets(
+    brokers: Sequence[int], counts: Mapping[int, int], total: int, group_of: Mapping[int, str] | None = None
+) -> dict[int, int]:
+    """Spread ``total`` over ``brokers``: floor or ceil of the mean each, the ceil going to the brokers
+    that hold the most now (then the lowest ids), which minimizes what must move.
+
+    With ``group_of`` (racks), first each rack gets its share of ``total`` in proportion to its brokers
+    (largest remainders; ties to the rack holding more now), then its brokers split that share the same
+    way: a partition cannot put all its replicas on one rack, so rack totals must stay even too. Nested
+    rounding keeps every broker within one of the overall mean.
+    """
+    if group_of is None or len(set(group_of[b] for b in brokers)) <= 1:
+        base, extra = divmod(total, len(brokers))
+        order = sorted(brokers, key=lambda b: (-counts.get(b, 0), b))
+        return {b: base + (1 if i < extra else 0) for i, b in enumerate(order)}
+    members: dict[str, list[int]] = {}
+    for b in brokers:
+        members.setdefault(group_of[b], []).append(b)
+    shares = {g: divmod(total * len(m), len(brokers)) for g, m in members.items()}
+    held = {g: sum(counts.get(b, 0) for b in m) for g, m in members.items()}
+    extra = total - sum(q for q, _ in shares.values())
+    order = sorted(members, key=lambda g: (-shares[g][1], -(held[g] - shares[g][0]), g))
+    targets: dict[int, int] = {}
+    for i, g in enumerate(order):
+        targets.update(counts_targets(members[g], counts, shares[g][0] + (1 if i < extra else 0)))
+    return targets
+
+
+# ---------------------------------------------------------------------------------------------- stage 3
+def shed_from_broker(count: int, aim: int | None, held: Iterable[tuple[str, int, int, int]]) -> list[tuple[str, int]]:
+    """The ``count`` replicas a broker gives up among ``held`` (topic, partition, size, rank): lowest
+    rank first (see :func:`shed_rank`), then its smallest ones (fewest bytes moved), or, with ``aim`` (the
+    broker holds more bytes than the mean), those whose size is closest to ``aim`` (see :func:`shed_aim`)."""
+    if count <= 0:
+        return []
+    if aim is not None:
+        ranked = sorted(held, key=lambda h: (h[3], abs(h[2] - aim), h[2], h[0], h[1]))
+    else:
+        ranked = sorted(held, key=lambda h: (h[3], h[2], h[0], h[1]))
+    return [(t, p) for t, p, _, _ in ranked[:count]]
+
+
+def shed_aim(count: int, held_bytes: int, total_bytes: int, brokers: int) -> int | None:
+    """Size each replica a broker sheds should have so that, shedding ``count``, it ends at the mean bytes:
+    its excess over the mean divided by ``count``. None when it is not above the mean (then the smallest
+    replicas go: fewest bytes copied)."""
+    excess = held_bytes - total_bytes // brokers
+    if count <= 0 or excess <= 0:
+        return None
+    return excess // count
+
+
+def needy_groups(ctx: BalanceContext, deficits: Mapping[int, int]) -> tuple[tuple[str, int], ...]:
+    """How many brokers below target each rack holds (what :func:`shed_rank` needs; small)."""
+    return tuple(sorted(Counter(ctx.group(b) for b, d in deficits.items() if d > 0).items()))
+
+
+def shed_rank(ctx: BalanceContext, broker: int, kept: Sequence[int], needy: tuple[tuple[str, int], ...]) -> int:
+    """0 when some rack holding a broker below target could take this replica, else 1: shedding such
+    replicas first lets the slots of the brokers below target fill them."""
+    others = {ctx.group(b) for b in kept if b != broker}
+    return 0 if any(count and group not in others for group, count in needy) else 1
+
+
+# ---------------------------------------------------------------------------------------------- stage 4
+@dataclass(frozen=True)
+class SlotPlan:
+    """The free slots of the under-target brokers as one sequence, round by round: round r lists every
+    broker whose deficit exceeds r, by decreasing deficit then spread order. Topic ``t`` (in name order)
+    owns the window ``[offsets[t], offsets[t] + vacancies[t])`` of it."""
+
+    order: tuple[int, ...]
+    round_starts: tuple[int, ...]
+    offsets: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def build(cls, ctx: BalanceContext, deficits: Mapping[int, int], vacancies: Mapping[str, int]) -> SlotPlan:
+        needy = sorted((b for b, d in deficits.items() if d > 0), key=lambda b: (-deficits[b], ctx.spread_rank(b)))
+        starts = [0]
+        depth = deficits[needy[0]] if needy else 0
+        width = len(needy)
+        for r in range(depth):
+            while width and deficits[needy[width - 1]] <= r:
+                width -= 1
+            starts.append(starts[-1] + width)
+        offsets, position = [], 0
+        for topic in sorted(vacancies):
+            offsets.append((topic, position))
+            position += vacancies[topic]
+        return cls(tuple(needy), tuple(starts), tuple(offsets))
+
+    @property
+    def size(self) -> int:
+        return self.round_starts[-1]
+
+    def slot(self, index: int) -> int | None:
+        if index >= self.size:
+            return None
+        r = bisect.bisect_right(self.round_starts, index) - 1
+        return self.order[index - self.round_starts[r]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_offset_of", dict(self.offsets))
+
+    def window(self, topic: str, count: int) -> list[int]:
+        offset = self._offset_of.get(topic, 0) if count else 0  # type: ignore[attr-defined]
+        slots = (self.slot(i) for i in range(offset, offset + count))
+        return [s for s in slots if s is not None]
+
+
+def fill_topic(
+    ctx: BalanceContext,
+    partitions: Iterable[tuple[int, tuple[int, ...], int]],
+    shed: Iterable[tuple[int, int]],
+    slots: Sequence[int],
+) -> list[tuple[int, tuple[int, ...], int, tuple[int, ...]]]:
+    """One topic: drop the shed replicas, then give each vacancy a slot its partition accepts.
+
+    ``partitions``: (partition, kept replicas, vacancies); ``shed``: (partition, broker) pairs leaving.
+    Vacancies are served by partition number; each takes the first slot of the topic's window that fits,
+    else swaps with an earlier vacancy of the topic. Returns per partition (partition, replicas, vacancies
+    still open, brokers shed from it); the open ones go to :func:`repair_leftovers`.
+    """
+    leaving: dict[int, set[int]] = {}
+    for partition, broker in shed:
+        leaving.setdefault(partition, set()).add(broker)
+    remaining = list(slots)
+    done: list[tuple[int, list[int], int, int, tuple[int, ...]]] = []  # partition, replicas, open, rf, shed
+    placed: list[tuple[int, int]] = []  # (index in done, broker) of each slot used
+    for partition, kept, vacancies in sorted(partitions):
+        gone = leaving.get(partition, set())
+        replicas = [b for b in kept if b not in gone]
+        rf = len(kept) + vacancies
+        cap = ctx.rack_cap(rf)
+        index = len(done)
+        while len(replicas) < rf:
+            choice = next((i for i, b in enumerate(remaining) if ctx.fits(b, replicas, cap)), None)
+            broker = (
+                remaining.pop(choice) if choice is not None else _swap_for(ctx, done, placed, replicas, cap, remaining)
+            )
+            if broker is None:
+                break
+            replicas.append(broker)
+            placed.append((index, broker))
+        done.append((partition, replicas, rf - len(replicas), rf, tuple(sorted(gone))))
+    return [(p, tuple(r), o, g) for p, r, o, _, g in done]
+
+
+def _swap_for(
+    ctx: BalanceContext,
+    done: list[tuple[int, list[int], int, int, tuple[int, ...]]],
+    placed: list[tuple[int, int]],
+    replicas: list[int],
+    cap: int,
+    remaining: list[int],
+) -> int | None:
+    """Take a broker given to an earlier partition of the topic, if that one can use a free slot instead."""
+    for n, (index, broker) in enumerate(placed):
+        if not ctx.fits(broker, replicas, cap):
+            continue
+        other = done[index][1]
+        others = [b for b in other if b != broker]
+        other_cap = ctx.rack_cap(done[index][3])
+        choice = next((i for i, b in enumerate(remaining) if ctx.fits(b, others, other_cap)), None)
+        if choice is None:
+            continue
+        replacement = remaining.pop(choice)
+        other[other.index(broker)] = replacement
+        placed[n] = (index, replacement)
+        return broker
+    return None
+
+
+def newly_placed(kept: Sequence[int], replicas: Sequence[int]) -> tuple[int, ...]:
+    """The brokers a partition was given by :func:`fill_topic` (``kept``: its replicas before)."""
+    return tuple(b for b in replicas if b not in kept)
+
+
+# ---------------------------------------------------------------------------------------------- stage 5
+def repair_leftovers(
+    ctx: BalanceContext,
+    leftovers: Iterable[tuple[str, int, tuple[int, ...], int, tuple[int, ...]]],
+    counts: Mapping[int, int],
+    targets: Mapping[int, int],
+    received: Iterable[tuple[str, int, tuple[int, ...], tuple[int, ...]]] = (),
+) -> dict[tuple[str, int], tuple[int, ...]]:
+    """Fill the vacancies no slot of their topic could take (topic, partition, replicas, open, shed).
+
+    Each goes, in this order of preference: to a broker below its target that the partition accepts
+    (furthest below first, then spread order); to a broker x that an other partition of ``received``
+    (topic, partition, replicas, brokers it just got) was given this round, when that partition can take a
+    broker below target instead of x (no extra move); back to a broker it was shed from (the next round
+    tries again); to the accepting broker furthest below its target. ``counts``: replicas per chosen
+    broker now. Returns the replica sets that change (leftovers and swapped partitions)."""
+    load = dict(counts)
+    fixed: dict[tuple[str, int], tuple[int, ...]] = {}
+    given = {(t, p): (list(r), list(new)) for t, p, r, new in sorted(received)}
+
+    def below(b: int) -> bool:
+        return load.get(b, 0) < targets.get(b, 0)
+
+    def rank(b: int) -> tuple[int, int]:
+        return (load.get(b, 0) - targets.get(b, 0), ctx.spread_rank(b))
+
+    def swap(members: list[int], cap: int) -> int | None:
+        takers = [y for y in ctx.brokers if below(y)]
+        if not takers:
+            return None
+        for key, (others, new) in given.items():
+            other_cap = ctx.rack_cap(len(others))
+            for x in new:
+                if not ctx.fits(x, members, cap):
+                    continue
+                rest = [b for b in others if b != x]
+                ys = [y for y in takers if ctx.fits(y, rest, other_cap)]
+                if ys:
+                    y = min(ys, key=rank)
+                    others[others.index(x)] = y
+                    new[new.index(x)] = y
+                    load[y] = load.get(y, 0) + 1
+                    fixed[key] = tuple(others)
+                    return x
+        return None
+
+    for topic, partition, replicas, missing, shed in sorted(leftovers):
+        members = list(replicas)
+        cap = ctx.rack_cap(len(members) + missing)
+        for _ in range(missing):
+            candidates = [b for b in ctx.brokers if ctx.fits(b, members, cap)]
+            if not candidates:  # pragma: no cover - rack_cap guarantees room
+                raise CommandError(f"No broker can take a replica of {topic}-{partition}")
+            best = min(candidates, key=rank)
+            if not below(best):
+                swapped = swap(members, cap)
+                if swapped is not None:
+                    members.append(swapped)
+                    continue
+                back = [b for b in shed if b in candidates]
+                if back:
+                    best = back[0]
+            members.append(best)
+            load[best] = load.get(best, 0) + 1
+        fixed[(topic, partition)] = tuple(members)
+        given[(topic, partition)] = (members, [b for b in members if b not in replicas])
+    return fixed
+
+
+# ---------------------------------------------------------------------------------------------- stage 6
+def incumbent_leader(current: Sequence[int], replicas: Sequence[int]) -> int | None:
+    """The current leader (first replica) if it keeps a replica, else None."""
+    return current[0] if current and current[0] in replicas else None
+
+
+def assign_leaders(
+    ctx: BalanceContext,
+    orphans: Iterable[tuple[str, int, tuple[int, ...]]],
+    led: Mapping[int, int],
+    targets: Mapping[int, int],
+) -> dict[tuple[str, int], int]:
+    """A leader for each partition left without one: the replica whose broker is furthest below its
+    leader target (then the earlier replica). Partitions with the fewest such candidates go first."""
+    load = dict(led)
+    chosen = {}
+    pending = sorted(orphans)
+
+    def room(replicas: Sequence[int]) -> int:
+        return sum(1 for b in replicas if load.get(b, 0) < targets.get(b, 0))
+
+    # Two passes: first the partitions with exactly one replica below target (they have no choice).
+    for strict in (True, False):
+        later = []
+        for topic, partition, replicas in pending:
+            if strict and room(replicas) != 1:
+                later.append((topic, partition, replicas))
+                continue
+            best = min(range(len(replicas)), key=lambda i: (load.get(replicas[i], 0) - targets.get(replicas[i], 0), i))
+            chosen[(topic, partition)] = replicas[best]
+            load[replicas[best]] = load.get(replicas[best], 0) + 1
+        pending = later
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------- stage 7
+def order_replicas(replicas: Sequence[int], leader: int) -> list[int]:
+    return [leader, *(b for b in replicas if b != leader)]
+
+
+# ---------------------------------------------------------------------------------------------- local engine
+REPLICA_ROUNDS = 4
+"""Shed-and-fill rounds at most: a round can leave a broker above target when two brokers shed the same
+partition and only one slot fits it; the next round, from the new counts, moves that one."""
+
+
+def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, int], list[int]]:
+    """The whole pipeline in one process (the local engine). Same stages, same results as Spark's."""
+    sizes = {(t, p): size for t, p, _, size in rows}
+    currents = {(t, p): replicas for t, p, replicas, _ in rows}
+    state = {(t, p): normalize_partition(ctx, replicas) for t, p, replicas, _ in rows}
+    total = sum(len(kept) + vacancies for kept, vacancies in state.values())
+    total_bytes = sum(sizes[key] * (len(kept) + vacancies) for key, (kept, vacancies) in state.items())
+    for _ in range(REPLICA_ROUNDS):
+        counts: Counter[int] = Counter()
+        held_bytes: Counter[int] = Counter()
+        open_total = 0
+        for key, (kept, vacancies) in state.items():
+            counts.update(kept)
+            open_total += vacancies
+            for b in kept:
+                held_bytes[b] += sizes[key]
+        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
+        deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
+        if not open_total and all(d >= 0 for d in deficits.values()):
+            break
+        needy = needy_groups(ctx, deficits)
+        held: dict[int, list[tuple[str, int, int, int]]] = {}
+        for (t, p), (kept, _) in state.items():
+            for b in kept:
+                if deficits[b] < 0:
+                    held.setdefault(b, []).append((t, p, sizes[(t, p)], shed_rank(ctx, b, kept, needy)))
+        shed_by_topic: dict[str, list[tuple[int, int]]] = {}
+        for b in sorted(held):
+            aim = shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers))
+            for t, p in shed_from_broker(-deficits[b], aim, held[b]):
+                shed_by_topic.setdefault(t, []).append((p, b))
+        by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
+        for (t, p), (kept, vacancies) in state.items():
+            by_topic.setdefault(t, []).append((p, kept, vacancies))
+        topic_vacancies = {
+            t: sum(v for _, _, v in parts) + len(shed_by_topic.get(t, ())) for t, parts in by_topic.items()
+        }
+        slots = SlotPlan.build(ctx, deficits, topic_vacancies)
+        filled: dict[tuple[str, int], tuple[int, ...]] = {}
+        leftovers = []
+        received = []
+        for t in sorted(by_topic):
+            window = slots.window(t, topic_vacancies[t])
+            for p, replicas, missing, shed in fill_topic(ctx, by_topic[t], shed_by_topic.get(t, ()), window):
+                filled[(t, p)] = replicas
+                if missing:
+                    leftovers.append((t, p, replicas, missing, shed))
+                newcomers = newly_placed(state[(t, p)][0], replicas)
+                if newcomers:
+                    received.append((t, p, replicas, newcomers))
+        if leftovers:
+            now = Counter(b for replicas in filled.values() for b in replicas)
+            filled.update(repair_leftovers(ctx, leftovers, now, targets, received))
+        if all(state[key][0] == replicas for key, replicas in filled.items()):
+            break
+        state = {key: (replicas, 0) for key, replicas in filled.items()}
+    final = {key: kept for key, (kept, _) in state.items()}
+    final.update(replica_chains(ctx, final))
+    return _leaders(ctx, currents, final)
+
+
+CHAIN_SEARCH_LIMIT = 2_000_000
+"""Most (partition, broker) pairs one chain search looks at before it gives up."""
+
+
+def replica_chains(
+    ctx: BalanceContext, replicas: Mapping[tuple[str, int], Sequence[int]]
+) -> dict[tuple[str, int], tuple[int, ...]]:
+    """The last resort when the rounds leave a broker outside floor..ceil of the mean (racks that are
+    nearly full): move replicas along chains (a replica of u moves to v, one of v to w ...), see
+    :func:`move_along_chains`. Each hop is one more replica moved. Runs on the driver, only when
+    needed; returns the changed partitions."""
+    state = {key: list(r) for key, r in replicas.items()}
+    load = Counter(b for r in state.values() for b in r)
+    on: dict[int, list[tuple[str, int]]] = {}
+    for key in sorted(state):
+        for b in state[key]:
+            on.setdefault(b, []).append(key)
+    order = sorted(ctx.brokers, key=ctx.spread_rank)
+    changed: dict[tuple[str, int], tuple[int, ...]] = {}
+    budget = [CHAIN_SEARCH_LIMIT]
+
+    def edges(u: int) -> Iterable[tuple[tuple[str, int], int]]:
+        for key in on.get(u, ()):
+            members = state[key]
+            if u in members:
+                rest = [b for b in members if b != u]
+                cap = ctx.rack_cap(len(members))
+                budget[0] -= len(order)
+                if budget[0] < 0:
+                    return
+                yield from ((key, v) for v in order if ctx.fits(v, rest, cap))
+
+    def move(key: tuple[str, int], u: int, v: int) -> None:
+        members = state[key]
+        members[members.index(u)] = v
+        on.setdefault(v, []).append(key)
+        changed[key] = tuple(members)
+
+    move_along_chains(order, load, edges, move)
+    return changed
+
+
+def move_along_chains(
+    order: Sequence[int],
+    load: Counter[int],
+    edges: Callable[[int], Iterable[tuple[K, int]]],
+    move: Callable[[K, int, int], None],
+) -> None:
+    """Even out ``load`` over the brokers of ``order`` to floor..ceil of the mean with shortest chains:
+    ``edges(u)`` lists (item, v) where item may pass from u to v; ``move`` applies one hop. First from
+    each broker above the ceil to any below it, then from any above the floor to those below it."""
+    from collections import deque
+
+    if not order:
+        return
+    floor, extra = divmod(sum(load[b] for b in order), len(order))
+    ceil = floor + (1 if extra else 0)
+
+    def chain(starts: Sequence[int], wanted: int) -> bool:
+        previous: dict[int, tuple[int, K] | None] = dict.fromkeys(starts)
+        queue = deque(starts)
+        while queue:
+            u = queue.popleft()
+            for item, v in edges(u):
+                if v in previous:
+                    continue
+                previous[v] = (u, item)
+                if load[v] < wanted:
+                    while previous[v] is not None:
+                        u, item = previous[v]  # type: ignore[misc]
+                        move(item, u, v)
+                        load[u] -= 1
+                        load[v] += 1
+                        v = u
+                    return True
+                queue.append(v)
+        return False
+
+    for start in order:
+        while load[start] > ceil and chain([start], ceil):
+            pass
+    while any(load[b] < floor for b in order):
+        donors = [b for b in order if load[b] > floor]
+        if not donors or not chain(donors, floor):
+            break
+
+
+LEADER_ROUNDS = 2
+
+
+def _leaders(
+    ctx: BalanceContext,
+    currents: Mapping[tuple[str, int], Sequence[int]],
+    filled: Mapping[tuple[str, int], tuple[int, ...]],
+) -> dict[tuple[str, int], list[int]]:
+    leaders = {key: incumbent_leader(currents[key], replicas) for key, replicas in filled.items()}
+    for _ in range(LEADER_ROUNDS):
+        led = Counter(b for b in leaders.values() if b is not None)
+        targets = counts_targets(ctx.brokers, led, len(filled))
+        if all(b is not None for b in leaders.values()) and all(led[b] <= targets[b] for b in ctx.brokers):
+            break
+        held: dict[int, list[tuple[str, int, int, int]]] = {}
+        for (t, p), b in leaders.items():
+            if b is not None and led[b] > targets[b]:
+                held.setdefault(b, []).append((t, p, 0, leader_rank(filled[(t, p)], led, targets)))
+        for b, candidates in held.items():
+            for t, p in shed_from_broker(led[b] - targets[b], None, candidates):
+                leaders[(t, p)] = None
+        led = Counter(b for b in leaders.values() if b is not None)
+        orphans = [(t, p, filled[(t, p)]) for (t, p), b in leaders.items() if b is None]
+        leaders.update(assign_leaders(ctx, orphans, led, targets))
+    leaders.update(leader_chains(ctx, leaders, filled))  # type: ignore[arg-type]
+    return {key: order_replicas(filled[key], leaders[key]) for key in sorted(filled)}  # type: ignore[arg-type]
+
+
+def leader_rank(replicas: Sequence[int], led: Mapping[int, int], targets: Mapping[int, int]) -> int:
+    """Minus the number of replicas on brokers below their leader target: such leaderships go first."""
+    return -sum(1 for b in replicas if led.get(b, 0) < targets.get(b, 0))
+
+
+def leader_chains(
+    ctx: BalanceContext,
+    leaders: Mapping[tuple[str, int], int],
+    replicas: Mapping[tuple[str, int], Sequence[int]],
+) -> dict[tuple[str, int], int]:
+    """Move leaderships along chains (u leads a partition with a replica on v, v leads one with a replica
+    on w, ...) until every broker leads floor(P/B) or ceil(P/B) partitions (:func:`move_along_chains`).
+    Runs on the driver once the parallel rounds have done what they can; returns the leaders that change."""
+    leader = dict(leaders)
+    by_leader: dict[int, list[tuple[str, int]]] = {}
+    for key in sorted(leader):
+        by_leader.setdefault(leader[key], []).append(key)
+    changed: dict[tuple[str, int], int] = {}
+
+    def edges(u: int) -> Iterable[tuple[tuple[str, int], int]]:
+        for key in by_leader.get(u, ()):
+            if leader[key] == u:
+                yield from ((key, v) for v in replicas[key] if v != u and ctx.chosen(v))
+
+    def move(key: tuple[str, int], u: int, v: int) -> None:
+        leader[key] = changed[key] = v
+        by_leader.setdefault(v, []).append(key)
+
+    move_along_chains(list(ctx.brokers), Counter(leader.values()), edges, move)
+    return changed

@@ -1,0 +1,419 @@
+"""Offline cluster snapshots: a JSON-lines file holding what planning needs from a cluster.
+
+Standard library only. The format (version 1), one JSON object per line, UTF-8, every object with a
+``type``:
+
+* first line, the header: ``{"type":"snapshot","version":1}`` (a reader refuses other versions);
+* one line per broker: ``{"type":"broker","id":1,"rack":"rack-a","log_dirs":["/d1","/d2"],
+  "capacity_bytes":null}`` (``rack`` null for a broker without rack; ``capacity_bytes`` the sum of
+  the volume sizes DescribeLogDirs reported for its log dirs, null when unknown);
+* per topic, one line ``{"type":"topic","topic":"t","min_insync_replicas":2}`` (the topic-level
+  ``min.insync.replicas`` when the topic sets it, else null), then one line per partition:
+  ``{"type":"partition","topic":"t","partition":0,"replicas":[1,2,3],"log_dirs":["/d1",null,"/d2"],
+  "size_bytes":1048576,"leader":1,"isr":[1,2,3]}``.
+
+``size_bytes`` is the partition's size on disk: the largest size DescribeLogDirs reports among its
+current replicas (normally the leader's log), in bytes; null when no replica reported one.
+``log_dirs`` gives, per replica in ``replicas`` order, the log directory holding it (null if unknown).
+Brokers come before topics; a partition line may only follow its topic line. Readers stream the file;
+Spark reads the same file as a DataFrame (``kreassign.spark``).
+
+``--write-cluster-snapshot FILE`` writes one from a live cluster (:func:`snapshot_from_cluster`);
+``--cluster-snapshot-file FILE`` replaces ``--bootstrap-server`` with :class:`SnapshotCluster`, a
+read-only ``ClusterPort``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kreassign.cluster.port import (
+    ConfigOp,
+    ConfigResource,
+    LogDirUsage,
+    ReplicaLogDirInfo,
+    ResourceType,
+)
+from kreassign.errors import CommandError, UnknownTopicOrPartitionError
+from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+
+SNAPSHOT_VERSION = 1
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+_UNKNOWN_TOPIC = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException"
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotBroker:
+    id: int
+    rack: str | None = None
+    log_dirs: tuple[str, ...] = ()
+    capacity_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotPartition:
+    partition: int
+    replicas: tuple[int, ...]
+    log_dirs: tuple[str | None, ...] = ()
+    size_bytes: int | None = None
+    leader: int | None = None
+    isr: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotTopic:
+    name: str
+    partitions: tuple[SnapshotPartition, ...]
+    min_insync_replicas: int | None = None
+
+
+@dataclass
+class ClusterSnapshot:
+    brokers: tuple[SnapshotBroker, ...]
+    topics: dict[str, SnapshotTopic] = field(default_factory=dict)
+
+    @property
+    def partition_count(self) -> int:
+        return sum(len(t.partitions) for t in self.topics.values())
+
+
+class SnapshotFormatError(CommandError):
+    """A snapshot file that cannot be read; the message names the file and line."""
+
+
+# ---------------------------------------------------------------------------------------- writing
+def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
+    """The objects of the file, in file order (brokers by id, topics by name, partitions by number)."""
+    yield {"type": "snapshot", "version": SNAPSHOT_VERSION}
+    for broker in sorted(snapshot.brokers, key=lambda b: b.id):
+        yield {
+            "type": "broker",
+            "id": broker.id,
+            "rack": broker.rack,
+            "log_dirs": list(broker.log_dirs),
+            "capacity_bytes": broker.capacity_bytes,
+        }
+    for name in sorted(snapshot.topics):
+        topic = snapshot.topics[name]
+        yield {"type": "topic", "topic": name, "min_insync_replicas": topic.min_insync_replicas}
+        for p in sorted(topic.partitions, key=lambda p: p.partition):
+            yield {
+                "type": "partition",
+                "topic": name,
+                "partition": p.partition,
+                "replicas": list(p.replicas),
+                "log_dirs": list(p.log_dirs) if p.log_dirs else [None] * len(p.replicas),
+                "size_bytes": p.size_bytes,
+                "leader": p.leader,
+                "isr": list(p.isr),
+            }
+
+
+def write_snapshot(snapshot: ClusterSnapshot, stream: IO[str]) -> None:
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    for record in snapshot_records(snapshot):
+        stream.write(dumps(record))
+        stream.write("\n")
+
+
+def save_snapshot(snapshot: ClusterSnapshot, path: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            write_snapshot(snapshot, handle)
+    except OSError as exc:
+        raise CommandError(f"Unable to write cluster snapshot {path}: {exc.strerror or exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------- reading
+def iter_snapshot_records(lines: Iterable[str], source: str = "<snapshot>") -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; checks the header and the version."""
+    header_seen = False
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise SnapshotFormatError(f"Invalid cluster snapshot {source} line {number}: {exc}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            raise SnapshotFormatError(
+                f"Invalid cluster snapshot {source} line {number}: expected an object with a type"
+            )
+        if not header_seen:
+            if record["type"] != "snapshot":
+                raise SnapshotFormatError(
+                    f"Invalid cluster snapshot {source}: the first line must be the snapshot header"
+                )
+            if record.get("version") != SNAPSHOT_VERSION:
+                raise SnapshotFormatError(
+                    f"Unsupported cluster snapshot version {record.get('version')!r} in {source} "
+                    f"(this kreassign reads version {SNAPSHOT_VERSION})"
+                )
+            header_seen = True
+            continue
+        yield number, record
+    if not header_seen:
+        raise SnapshotFormatError(f"Invalid cluster snapshot {source}: the file is empty")
+
+
+def _int(record: Mapping[str, Any], key: str, where: str, optional: bool = False) -> Any:
+    value = record.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SnapshotFormatError(f"{where}: {key} must be an integer")
+    return value
+
+
+def _ints(record: Mapping[str, Any], key: str, where: str) -> tuple[int, ...]:
+    value = record.get(key) or []
+    if type(value) is not list or not all(type(v) is int for v in value):
+        raise SnapshotFormatError(f"{where}: {key} must be a list of integers")
+    return tuple(value)
+
+
+def read_snapshot_lines(lines: Iterable[str], source: str = "<snapshot>") -> ClusterSnapshot:
+    brokers: list[SnapshotBroker] = []
+    topics: dict[str, tuple[int | None, list[SnapshotPartition]]] = {}
+    for number, record in iter_snapshot_records(lines, source):
+        where = f"Invalid cluster snapshot {source} line {number}"
+        kind = record["type"]
+        if kind == "broker":
+            rack = record.get("rack")
+            if rack is not None and not isinstance(rack, str):
+                raise SnapshotFormatError(f"{where}: rack must be a string or null")
+            brokers.append(
+                SnapshotBroker(
+                    _int(record, "id", where),
+                    rack,
+                    tuple(record.get("log_dirs") or ()),
+                    _int(record, "capacity_bytes", where, optional=True),
+                )
+            )
+        elif kind == "topic":
+            name = record.get("topic")
+            if not isinstance(name, str):
+                raise SnapshotFormatError(f"{where}: topic must be a string")
+            topics[name] = (_int(record, "min_insync_replicas", where, optional=True), [])
+        elif kind == "partition":
+            name = record.get("topic")
+            if name not in topics:
+                raise SnapshotFormatError(f"{where}: partition of topic {name!r} before its topic line")
+            replicas = _ints(record, "replicas", where)
+            dirs = tuple(record.get("log_dirs") or (None,) * len(replicas))
+            if len(dirs) != len(replicas):
+                raise SnapshotFormatError(f"{where}: log_dirs must have one entry per replica")
+            topics[name][1].append(
+                SnapshotPartition(
+                    _int(record, "partition", where),
+                    replicas,
+                    dirs,
+                    _int(record, "size_bytes", where, optional=True),
+                    _int(record, "leader", where, optional=True),
+                    _ints(record, "isr", where),
+                )
+            )
+        # other types are ignored: later versions may add records older readers can skip
+    return ClusterSnapshot(
+        tuple(brokers),
+        {
+            name: SnapshotTopic(name, tuple(sorted(parts, key=lambda p: p.partition)), mir)
+            for name, (mir, parts) in topics.items()
+        },
+    )
+
+
+def load_snapshot(path: str) -> ClusterSnapshot:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return read_snapshot_lines(handle, path)
+    except OSError as exc:
+        raise CommandError(f"Unable to read cluster snapshot {path}") from exc
+    except UnicodeDecodeError as exc:
+        raise SnapshotFormatError(f"Invalid cluster snapshot {path}: not UTF-8 ({exc.reason})") from exc
+
+
+# ---------------------------------------------------------------------------------------- from a cluster
+def snapshot_from_cluster(port: Any, topics: Sequence[str] | None = None) -> ClusterSnapshot:
+    """Read brokers, topics, replica sizes and ``min.insync.replicas`` through ``port`` (the Kafka
+    adapter, or a ``SnapshotCluster``). ``topics`` defaults to every topic of the cluster."""
+    brokers = sorted(port.describe_brokers(), key=lambda b: b.id)
+    names = list(dict.fromkeys(topics)) if topics is not None else list(port.list_topic_names())
+    described = port.describe_topics(names) if names else {}
+    usage: Mapping[int, Sequence[LogDirUsage]] = port.describe_log_dirs([b.id for b in brokers])
+    where: dict[tuple[str, int, int], tuple[str, int]] = {}
+    for broker_id, dirs in usage.items():
+        for log_dir in dirs:
+            for tp, size in log_dir.replica_sizes.items():
+                where[(tp.topic, tp.partition, broker_id)] = (log_dir.path, size)
+    configs = port.describe_configs([ConfigResource(ResourceType.TOPIC, name) for name in described])
+    snapshot_brokers = []
+    for broker in brokers:
+        dirs = usage.get(broker.id, ())
+        totals = [d.total_bytes for d in dirs]
+        capacity = sum(totals) if totals and all(t is not None for t in totals) else None  # type: ignore[misc]
+        snapshot_brokers.append(SnapshotBroker(broker.id, broker.rack, tuple(d.path for d in dirs), capacity))
+    snapshot_topics = {}
+    for name, partitions in described.items():
+        parts = []
+        for info in partitions:
+            found = [where.get((name, info.partition, b)) for b in info.replicas]
+            sizes = [f[1] for f in found if f is not None and f[1] >= 0]
+            parts.append(
+                SnapshotPartition(
+                    info.partition,
+                    tuple(info.replicas),
+                    tuple(f[0] if f is not None else None for f in found),
+                    max(sizes) if sizes else None,
+                    info.leader,
+                    tuple(info.isr),
+                )
+            )
+        mir = configs.get(ConfigResource(ResourceType.TOPIC, name), {}).get(MIN_INSYNC_REPLICAS)
+        snapshot_topics[name] = SnapshotTopic(name, tuple(parts), int(mir) if mir is not None else None)
+    return ClusterSnapshot(tuple(snapshot_brokers), snapshot_topics)
+
+
+# ---------------------------------------------------------------------------------------- read-only port
+class SnapshotCluster:
+    """A read-only ``ClusterPort`` over a snapshot: what ``--generate`` and ``--execute --dry-run`` read.
+
+    No reassignment is in progress; ``describe_configs`` reports ``min.insync.replicas`` for topics that
+    set it; log end offsets are not kept (an error). Every mutating call raises ``CommandError``.
+    """
+
+    def __init__(self, snapshot: ClusterSnapshot, source: str = "<snapshot>") -> None:
+        self.snapshot = snapshot
+        self.source = source
+        self._index: dict[tuple[str, int], SnapshotPartition] | None = None
+
+    @classmethod
+    def open(cls, path: str) -> SnapshotCluster:
+        return cls(load_snapshot(path), path)
+
+    def _read_only(self, call: str) -> CommandError:
+        return CommandError(
+            f"{call} needs a live cluster: {self.source} is a read-only cluster snapshot "
+            "(use --bootstrap-server instead of --cluster-snapshot-file)"
+        )
+
+    # reads
+    def describe_brokers(self) -> list[Broker]:
+        from kreassign.planning.placement import describe_cluster_node_order
+
+        return describe_cluster_node_order(Broker(b.id, b.rack) for b in self.snapshot.brokers)
+
+    def list_topic_names(self) -> list[str]:
+        return sorted(self.snapshot.topics)
+
+    def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        names = list(dict.fromkeys(topics))
+        for name in names:
+            if name not in self.snapshot.topics:
+                raise UnknownTopicOrPartitionError(f"{_UNKNOWN_TOPIC}: Topic {name} not found.")
+        return {
+            name: [
+                PartitionInfo(p.partition, p.replicas, p.isr, p.leader) for p in self.snapshot.topics[name].partitions
+            ]
+            for name in names
+        }
+
+    def list_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        return {}
+
+    def _partitions(self) -> dict[tuple[str, int], SnapshotPartition]:
+        if self._index is None:
+            self._index = {
+                (topic.name, p.partition): p for topic in self.snapshot.topics.values() for p in topic.partitions
+            }
+        return self._index
+
+    def describe_replica_log_dirs(
+        self, replicas: Iterable[TopicPartitionReplica]
+    ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
+        index = self._partitions()
+        result = {}
+        for replica in replicas:
+            p = index.get((replica.topic, replica.partition))
+            if p is None or replica.broker_id not in p.replicas or not p.log_dirs:
+                continue
+            log_dir = p.log_dirs[p.replicas.index(replica.broker_id)]
+            if log_dir is not None:
+                result[replica] = ReplicaLogDirInfo(current=log_dir)
+        return result
+
+    def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
+        brokers = {b.id: b for b in self.snapshot.brokers}
+        sizes: dict[tuple[int, str], dict[TopicPartition, int]] = {}
+        for topic in self.snapshot.topics.values():
+            for p in topic.partitions:
+                for broker, log_dir in zip(p.replicas, p.log_dirs, strict=False):
+                    if log_dir is not None:
+                        size = -1 if p.size_bytes is None else p.size_bytes  # -1: the snapshot has no size
+                        sizes.setdefault((broker, log_dir), {})[TopicPartition(topic.name, p.partition)] = size
+        result = {}
+        for broker_id in dict.fromkeys(broker_ids):
+            broker = brokers.get(broker_id)
+            if broker is None:
+                continue
+            total = broker.capacity_bytes if len(broker.log_dirs) == 1 else None
+            result[broker_id] = [LogDirUsage(d, sizes.get((broker_id, d), {}), total) for d in broker.log_dirs]
+        return result
+
+    def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
+        result: dict[ConfigResource, dict[str, str]] = {}
+        for resource in dict.fromkeys(resources):
+            values: dict[str, str] = {}
+            if resource.type is ResourceType.TOPIC:
+                topic = self.snapshot.topics.get(resource.name)
+                if topic is None:
+                    raise UnknownTopicOrPartitionError(f"{_UNKNOWN_TOPIC}: ")
+                if topic.min_insync_replicas is not None:
+                    values[MIN_INSYNC_REPLICAS] = str(topic.min_insync_replicas)
+            result[resource] = values
+        return result
+
+    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+        """Each replica on these brokers with the partition's ``size_bytes`` (replicas of partitions
+        without a size are left out, as a live cluster leaves out what it cannot read)."""
+        wanted = set(broker_ids)
+        return {
+            TopicPartitionReplica(topic.name, p.partition, broker): p.size_bytes
+            for topic in self.snapshot.topics.values()
+            for p in topic.partitions
+            if p.size_bytes is not None
+            for broker in p.replicas
+            if broker in wanted
+        }
+
+    def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
+        """A snapshot keeps no offsets: every replica is left out."""
+        return {}
+
+    def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        raise CommandError(f"{self.source} is a cluster snapshot: it holds no log end offsets")
+
+    # writes: refused
+    def alter_reassignments(
+        self,
+        targets: Mapping[TopicPartition, Sequence[int] | None],
+        allow_replication_factor_change: bool = True,
+    ) -> dict[TopicPartition, str]:
+        raise self._read_only("Altering partition reassignments")
+
+    def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
+        raise self._read_only("Moving replicas between log directories")
+
+    def incremental_alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None:
+        raise self._read_only("Altering configs")
+
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
+        raise self._read_only("Electing leaders")
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,101 @@
+"""The Spark engine gives the very plan of the local engine, on snapshots of several shapes.
+
+Needs the ``spark`` extra (pyspark, pandas, pyarrow) and Java; one local Spark session serves the module.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+# ./scripts/test installs the spark extra; without it these tests fail (they are never skipped)
+import pyspark  # noqa: F401
+import pytest
+
+from kreassign.cli.app import run
+from kreassign.planning.balance import make_context, plan_balanced
+from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
+from kreassign.spark import plan_balanced_spark
+from tests.unit.test_balance import build, cluster
+from tests.unit.test_generate_balanced_cli import generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from synthetic import write_synthetic
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from kreassign.spark.pipeline import spark_session
+
+    session = spark_session("local[2]", {})
+    yield session
+    session.stop()
+
+
+def write(path: Path, rack_of: dict[int, str | None], rows) -> str:
+    topics: dict[str, list[SnapshotPartition]] = {}
+    for topic, partition, replicas, size in rows:
+        topics.setdefault(topic, []).append(SnapshotPartition(partition, replicas, (None,) * len(replicas), size))
+    snapshot = ClusterSnapshot(
+        tuple(SnapshotBroker(b, r) for b, r in rack_of.items()),
+        {t: SnapshotTopic(t, tuple(parts)) for t, parts in topics.items()},
+    )
+    save_snapshot(snapshot, str(path))
+    return str(path)
+
+
+SHAPES = {
+    # name: (seed, racks, per_rack, old brokers, partitions, rf, chosen brokers (None: all), new rf)
+    "no-racks-brokers-added": (1, 0, 8, 5, 60, 3, None, None),
+    "racks-brokers-added": (2, 3, 3, 6, 90, 3, None, None),
+    "racks-brokers-removed": (3, 3, 3, 9, 90, 3, [1, 2, 3, 4, 5, 6], None),
+    "rf-up": (4, 4, 2, 8, 50, 2, None, 3),
+    "rf-down": (5, 3, 2, 6, 50, 3, None, 1),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES.values()), ids=list(SHAPES))
+def test_spark_and_local_engines_give_the_same_plan(spark, tmp_path, shape):
+    seed, racks, per_rack, old, partitions, rf, chosen, new_rf = shape
+    rack_of, rows = cluster(seed, racks, per_rack, old, partitions, rf, topics=4)
+    chosen = chosen or list(rack_of)
+    path = write(tmp_path / "snap.jsonl", rack_of, rows)
+    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
+    topics = sorted({t for t, _, _, _ in rows})
+    assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
+
+
+def test_hypothesis_shape_with_leftovers(spark, tmp_path):
+    shape = {"seed": 2215, "racks": 3, "per_rack": 3, "extra_old": -2, "partitions": 33, "rf": 2, "remove": 1}
+    rack_of, rows, chosen, new_rf = build({**shape, "new_rf": None})
+    path = write(tmp_path / "snap.jsonl", rack_of, rows)
+    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
+    topics = sorted({t for t, _, _, _ in rows})
+    assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
+
+
+def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path):
+    snapshot = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine)
+        argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, 91))
+        import kreassign.cli.app as app
+
+        saved = app._stderr
+        app._stderr = err.write
+        try:
+            assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
+        finally:
+            app._stderr = saved
+        outputs[engine] = out.getvalue()
+        assert f"engine {engine}" in err.getvalue()
+    assert outputs["spark"] == outputs["local"]
+    assert outputs["local"].startswith("Current partition replica assignment\n")

@@ -1,0 +1,193 @@
+"""--generate with a cluster snapshot and --strategy balanced, through the command line (no cluster)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+import kreassign.cli.app as app
+from kreassign.cli.app import run
+from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
+
+
+@pytest.fixture
+def snapshot_file(tmp_path):
+    """Brokers 1-4 on racks a/b (1, 3 on a); topic 'orders' on brokers 1-2 only; 'logs' without racks info."""
+    partitions = tuple(
+        SnapshotPartition(p, (1 + p % 2, 2 - p % 2), ("/d1", "/d2"), 1000 * (p + 1), 1 + p % 2) for p in range(6)
+    )
+    snapshot = ClusterSnapshot(
+        (
+            SnapshotBroker(1, "a", ("/d1", "/d2")),
+            SnapshotBroker(2, "b", ("/d1", "/d2")),
+            SnapshotBroker(3, "a", ("/d1",)),
+            SnapshotBroker(4, "b", ("/d1",)),
+        ),
+        {"orders": SnapshotTopic("orders", partitions, 2)},
+    )
+    path = tmp_path / "cluster.jsonl"
+    save_snapshot(snapshot, str(path))
+    return path
+
+
+@pytest.fixture
+def topics_file(tmp_path):
+    path = tmp_path / "topics.json"
+    path.write_text('{"version":1,"topics":[{"topic":"orders"}]}')
+    return path
+
+
+def cli(argv, monkeypatch):
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(app, "_stderr", err.write)
+    code = run([str(a) for a in argv], out=out.write, err=err.write)
+    return code, out.getvalue(), err.getvalue()
+
+
+def generate(snapshot_file, topics_file, *extra):
+    return [
+        "--generate",
+        "--cluster-snapshot-file",
+        snapshot_file,
+        "--topics-to-move-json-file",
+        topics_file,
+        "--broker-list",
+        "1,2,3,4",
+        *extra,
+    ]
+
+
+def proposal_of(stdout: str) -> dict[int, list[int]]:
+    lines = stdout.splitlines()
+    assert lines[0] == "Current partition replica assignment"
+    assert lines[2] == "" and lines[3] == "Proposed partition reassignment configuration"
+    return {p["partition"]: p["replicas"] for p in json.loads(lines[4])["partitions"]}
+
+
+def test_balanced_plan_from_a_snapshot(snapshot_file, topics_file, monkeypatch):
+    code, out, err = cli(generate(snapshot_file, topics_file, "--strategy", "balanced"), monkeypatch)
+    assert code == 0, out
+    current = json.loads(out.splitlines()[1])["partitions"][0]
+    assert current == {"topic": "orders", "partition": 0, "replicas": [1, 2], "log_dirs": ["/d1", "/d2"]}
+    proposal = proposal_of(out)
+    counts = {b: sum(b in r for r in proposal.values()) for b in (1, 2, 3, 4)}
+    assert counts == {1: 3, 2: 3, 3: 3, 4: 3}
+    assert sorted(r[0] for r in proposal.values()).count(1) <= 2
+    racks = {1: "a", 2: "b", 3: "a", 4: "b"}
+    assert all(len({racks[b] for b in r}) == 2 for r in proposal.values())
+    assert err.startswith("Balanced plan (engine local): 6 replica(s) moved")
+    assert "replicas 0..6 -> 3..3" in err
+
+
+def test_same_snapshot_same_bytes(snapshot_file, topics_file, monkeypatch):
+    first = cli(generate(snapshot_file, topics_file, "--strategy", "balanced"), monkeypatch)
+    second = cli(generate(snapshot_file, topics_file, "--strategy=balanced", "--engine", "local"), monkeypatch)
+    assert first == second
+
+
+def test_removed_broker_and_replication_factor_change(snapshot_file, topics_file, monkeypatch):
+    argv = generate(snapshot_file, topics_file, "--strategy", "balanced", "--replication-factor", "3")
+    argv[argv.index("1,2,3,4")] = "1,3,4"
+    code, out, _ = cli(argv, monkeypatch)
+    assert code == 0, out
+    proposal = proposal_of(out)
+    assert all(sorted(r) == [1, 3, 4] for r in proposal.values())  # RF 3 on 3 brokers: all of them
+    assert sorted(r[0] for r in proposal.values()) == [1, 1, 3, 3, 4, 4]
+
+
+def test_default_strategy_is_the_apache_placement_on_a_snapshot(snapshot_file, topics_file, monkeypatch):
+    code, out, err = cli(generate(snapshot_file, topics_file, "--seed", "7"), monkeypatch)
+    assert code == 0 and err == ""
+    assert len(proposal_of(out)) == 6
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--strategy", "best"], "Error: Invalid value 'best' for --strategy: expected one of apache, balanced\n"),
+        (["--strategy", "balanced", "--engine", "gpu"], "Error: Invalid value 'gpu' for --engine"),
+        (["--engine", "spark"], "Error: --engine spark needs --strategy balanced"),
+        (["--replication-factor", "2"], "Error: --replication-factor needs --strategy balanced\n"),
+        (["--strategy", "balanced", "--replication-factor", "5"], "Error: The target replication factor of 5"),
+        (["--strategy", "balanced", "--replication-factor", "x"], "Error: Cannot parse argument 'x' of option"),
+        (["--strategy", "balanced", "--spark-conf", "novalue"], "Error: Invalid --spark-conf 'novalue'"),
+    ],
+    ids=["strategy", "engine", "spark-apache", "rf-apache", "rf-too-big", "rf-not-number", "spark-conf"],
+)
+def test_option_errors_are_one_line(snapshot_file, topics_file, monkeypatch, extra, message):
+    code, out, _ = cli(generate(snapshot_file, topics_file, *extra), monkeypatch)
+    assert code == 1
+    assert out.startswith(message) and out.count("\n") == 1
+
+
+def test_mixed_racks_need_disable_rack_aware_like_apache(tmp_path, topics_file, monkeypatch):
+    snapshot = ClusterSnapshot(
+        (SnapshotBroker(1, "a"), SnapshotBroker(2, None)),
+        {"orders": SnapshotTopic("orders", (SnapshotPartition(0, (1,)),))},
+    )
+    path = tmp_path / "mixed.jsonl"
+    save_snapshot(snapshot, str(path))
+    argv = generate(path, topics_file, "--strategy", "balanced")
+    argv[argv.index("1,2,3,4")] = "1,2"
+    code, out, _ = cli(argv, monkeypatch)
+    assert (code, out) == (1, "Error: Not all brokers have rack information. Add --disable-rack-aware in command "
+                           "line to make replica assignment without rack information.\n")  # fmt: skip
+    code, out, _ = cli([*argv, "--disable-rack-aware"], monkeypatch)
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--generate", "--cluster-snapshot-file", "s", "--bootstrap-server", "h:1"], "Please don't specify both"),
+        (["--list", "--cluster-snapshot-file", "s"], 'Option "[cluster-snapshot-file]" can\'t be used with action'),
+        (["--write-cluster-snapshot", "f"], "--write-cluster-snapshot needs --bootstrap-server"),
+        (["--write-cluster-snapshot", "f", "--bootstrap-server", "h:1", "--broker-list", "1"], "[broker-list]"),
+        (["--generate", "--write-cluster-snapshot", "f", "--bootstrap-server", "h:1"], "Missing required argument"),
+    ],
+    ids=["snapshot-and-bootstrap", "snapshot-list", "write-needs-bootstrap", "write-extra-option", "write-with-action"],
+)
+def test_usage_errors(argv, message, monkeypatch):
+    code, out, err = cli(argv, monkeypatch)
+    assert (code, out) == (1, "")
+    assert message in err
+
+
+def test_missing_snapshot_file_is_one_line(topics_file, monkeypatch, tmp_path):
+    code, out, _ = cli(generate(tmp_path / "nope.jsonl", topics_file), monkeypatch)
+    assert code == 1 and out == f"Error: Unable to read cluster snapshot {tmp_path / 'nope.jsonl'}\n"
+
+
+def test_without_pyspark_the_spark_engine_says_how_to_install(snapshot_file, topics_file):
+    code = (
+        "import sys; sys.modules['pyspark'] = None\n"
+        "from kreassign.cli.entry import main\n"
+        f"sys.exit(main({[str(a) for a in generate(snapshot_file, topics_file, '--strategy', 'balanced', '--engine', 'spark')]!r}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "Error: --engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]' (pyspark is missing)\n"
+    )
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("engine", "partitions", "master", "expected"),
+    [
+        ("local", 10**7, "spark://h:7077", "local"),
+        ("spark", 1, None, "spark"),
+        ("auto", 10**7, None, "local"),
+        ("auto", 10**7, "local[*]", "local"),
+        ("auto", 999_999, "spark://h:7077", "local"),
+        ("auto", 1_000_000, "spark://h:7077", "spark"),
+    ],
+)
+def test_auto_engine(engine, partitions, master, expected):
+    from kreassign.actions.balanced import choose_engine
+
+    assert choose_engine(engine, partitions, master) == expected
