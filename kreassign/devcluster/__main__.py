@@ -109,6 +109,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"Starting a local 3-broker Apache Kafka {pinned_kafka_version()} (KRaft) on 127.0.0.1 ...",
         flush=True,
     )
+    shutil.rmtree(work / "cluster", ignore_errors=True)  # a fresh cluster each time (a new cluster id)
     with LocalKafkaCluster(work / "cluster", brokers=3) as cluster:
         bootstrap = cluster.bootstrap_servers
         print(f"brokers {cluster.broker_racks} at {bootstrap}")
@@ -163,6 +164,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 break
             time.sleep(2)
         _show([*kreassign, "--bootstrap-server", bootstrap, "--list"])
+
+        # Back to the original layout, batched (KIP-435): one replica per step, two partitions at a time,
+        # throttled; kreassign stays attached, elects new leaders and removes its throttles at the end.
+        back = work / "back.json"
+        back.write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "partitions": [{"topic": "demo", "partition": p, "replicas": r} for p, r in enumerate(layout)],
+                }
+            )
+        )
+        common = [*kreassign, "--bootstrap-server", bootstrap, "--reassignment-json-file", str(back)]
+        _show([*common, "--execute", "--max-replica-movements", "1", "--dry-run"])
+        _show(
+            [
+                *common,
+                "--execute",
+                "--max-partition-movements",
+                "2",
+                "--max-replica-movements",
+                "1",
+                "--throttle",
+                "5000000",
+                "--journal-file",
+                str(work / "journal.json"),
+            ]
+        )
+        _show([*common, "--progress", "--fail-if-incomplete"])
         print("\nDemo finished; stopping the cluster.")
     return 0
 
