@@ -63,8 +63,9 @@ class StalledError(CommandError):
         )
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived; the run stops and cleans up."""
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived; the run stops and cleans up. A BaseException, like KeyboardInterrupt, so
+    that no ``except Exception`` on the way (the Kafka clients', the adapter's) mistakes it for a failed call."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)

@@ -483,3 +483,25 @@ def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_ste
     outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits)
     assert outcome.status == "completed"
     assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
+
+
+def test_a_signal_inside_a_client_call_that_catches_exceptions_still_interrupts_the_run(tmp_path):
+    """Found on the real cluster: SIGTERM arrived while kafka-python was sending a step, the adapter's
+    ``except Exception`` turned it into per-partition errors, and the run went on."""
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+
+    class SignalDuringSubmit(Watched):
+        def alter_reassignments(self, targets, allow_replication_factor_change=True):
+            if any(t is not None for t in targets.values()):
+                try:
+                    raise Interrupted(15)
+                except Exception as exc:  # what a client library does with an unexpected error
+                    return dict.fromkeys(targets, str(exc))
+            return super().alter_reassignments(targets, allow_replication_factor_change)
+
+    sim.__class__ = SignalDuringSubmit
+    outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, throttle=MB)
+    assert outcome.status == "interrupted" and outcome.failures == {}
+    assert sim.configs == {} and sim.list_reassignments() == {}
