@@ -123,15 +123,16 @@ def test_batched_run_completes_within_its_limits_and_leaves_nothing_behind(clust
             ConfigOp("leader.replication.throttled.rate", OpType.SET, "987654321")
         ],
     }
-    port.incremental_alter_configs(foreign)
-    before = throttles(port, [topic])
-    assert before == {
+    before = {
         "broker:4": {"leader.replication.throttled.rate": "987654321"},
         f"topic:{topic}": {"follower.replication.throttled.replicas": "9:9"},
     }
     args = batched(bootstrap, plan, tmp_path / "j.json", "--max-partition-movements", "2")
     args += ["--max-replica-movements", "1", "--max-leader-movements", "1", "--throttle", "300000"]
+    port.incremental_alter_configs(foreign)
     try:
+        # a broker applies a config change a moment after the controller accepts it
+        assert wait_until(lambda: throttles(port, [topic]) == before, timeout=30, interval=0.2)
         with Sampler(port, topic) as sampler:
             result = run_ours(args, timeout=300)
         check_complete_run(port, bootstrap, topic, target, before, result, sampler, tmp_path)

@@ -193,9 +193,13 @@ def test_someone_elses_reassignments_are_left_alone_or_reported(kafka_cluster5, 
     # their throttle for their own move of external-ours-2 to broker 5, set before our run
     theirs = {ConfigResource(ResourceType.TOPIC, ours): [ConfigOp(FOLLOWER_REPLICAS, OpType.SET, "2:5")]}
     port5.incremental_alter_configs(theirs)
-    before = throttles(port5, [other, ours])
     idle = TopicPartition(ours, 2)
     try:
+        # a broker applies a config change a moment after the controller accepts it
+        assert wait_until(
+            lambda: throttles(port5, [ours]).get(f"topic:{ours}") == {FOLLOWER_REPLICAS: "2:5"}, timeout=30
+        )
+        before = throttles(port5, [other, ours])
         our_target = {0: [3, 1], 1: [4, 2], 2: [3, 2]}
         our_plan = write_plan(tmp_path / "ours.json", ours, our_target)
         args = batched(
