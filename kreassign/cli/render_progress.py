@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kreassign.humanize import format_bytes, format_eta
 from kreassign.planning.progress import (
     BEHIND,
     IN_SYNC,
@@ -22,30 +23,6 @@ from kreassign.planning.progress import (
 JSON_VERSION = 1
 HEADERS = ("Topic", "Partition", "Broker", "Status", "Bytes behind", "Rate (B/s)", "ETA")
 RICH_HEADERS = ("Topic", "Partition", "Broker", "Status", "Behind", "Rate", "ETA")
-
-
-def format_eta(seconds: float | None) -> str:
-    """``45s``, ``3m05s``, ``2h00m07s``; ``unknown`` without a rate."""
-    if seconds is None:
-        return "unknown"
-    total = round(seconds)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
-
-
-def format_bytes(count: int | float) -> str:
-    """Binary units, one decimal: ``512 B``, ``1.5 KiB``, ``3.0 MiB``."""
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _cells(row: ReplicaProgress, human: bool) -> list[str]:

@@ -126,7 +126,7 @@ def test_kip_435_example_runs_step_by_step_and_elects_the_new_leader_first(tmp_p
     # the new preferred leader was elected before anything was dropped
     assert sim.leaders_at_submit[(tp(0), (5, 6, 2, 3, 4))] == 5
     assert sim.partitions[tp(0)].replicas == [5, 6, 7, 8, 9] and sim.partitions[tp(0)].leader == 5
-    assert "Batched reassignment complete: 1 partition(s) at their target after 4 step(s), 100.0 MB copied" in out
+    assert "Batched reassignment complete: 1 partition(s) at their target after 4 step(s), 95.4 MiB copied" in out
     assert outcome.bytes_moved == 5 * 20 * MB
 
 

@@ -8,14 +8,13 @@ import pytest
 
 from kreassign.actions.verify import VerifyResult
 from kreassign.cli.render_progress import (
-    format_bytes,
-    format_eta,
     progress_document,
     render_progress_json,
     render_progress_rich,
     render_progress_table,
     verify_document,
 )
+from kreassign.humanize import format_bytes, format_eta
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.progress import ReplicaSample, compute_progress
 from kreassign.planning.states import LogDirMoveState, PartitionState
