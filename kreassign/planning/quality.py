@@ -1,0 +1,290 @@
+"""How balanced a placement is, before and after a plan: the numbers of the plan report. Standard library only.
+
+Dimensions, each measured over the chosen brokers (``--broker-list``) before and after the plan:
+
+* ``replicas``, ``leaders``, ``bytes`` per broker, and ``disk_use`` (percent of the broker's capacity, the
+  bytes of the planned topics plus ``other_bytes``, the rest of its disk; only when every chosen broker's
+  capacity is known);
+* ``topic_replica_spread`` and ``topic_leader_spread``: for each topic, how many more replicas (leaders) of
+  it its most loaded chosen broker holds than its least loaded one; the dimension is over topics (its max
+  is the worst topic).
+
+**Balancedness score** (0-100): the share of the load that sits where an even spread wants it. For one
+dimension, the misplaced load is the least that would have to move to make it even: for counts, the
+replicas (leaders) beyond ``ceil`` of the mean or missing below its ``floor``, per broker, for each topic
+separately in the topic dimensions; for bytes, the bytes above the mean. Dimension score =
+``100 * (1 - misplaced / total)``; the score of a placement is the mean of the scores of replicas,
+leaders, bytes, topic replicas and topic leaders. 100 is a perfectly even cluster (within rounding); a
+cluster of 4 brokers, one of them just added and empty, scores 75 on replicas.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+Row = tuple[str, int, tuple[int, ...], int]
+
+SCORED = ("replicas", "leaders", "bytes", "topic_replica_spread", "topic_leader_spread")
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One dimension on one side (before or after): min, max, mean and standard deviation of the values, and
+    the misplaced share of ``total`` behind the score."""
+
+    min: float
+    max: float
+    mean: float
+    std: float
+    misplaced: float
+    total: float
+
+    @property
+    def score(self) -> float:
+        return 100.0 if self.total <= 0 else 100.0 * max(0.0, 1.0 - self.misplaced / self.total)
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "min": self.min,
+            "max": self.max,
+            "mean": round(self.mean, 3),
+            "std": round(self.std, 3),
+            "score": round(self.score, 2),
+        }
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    unit: str  # "replicas", "leaders", "bytes", "%"
+    before: Spread
+    after: Spread
+
+
+@dataclass(frozen=True)
+class PlanQuality:
+    brokers: tuple[int, ...]  # the chosen brokers
+    shown: tuple[int, ...]  # chosen brokers and those holding replicas before (removed ones)
+    per_broker: dict[str, tuple[dict[int, int], dict[int, int]]]  # replicas/leaders/bytes: before, after
+    dimensions: tuple[Dimension, ...]
+    partitions: int
+    replicas_moved: int
+    bytes_moved: int
+    leaders_changed: int
+    minimum_moves: int
+    minimum_bytes: int
+    total_bytes: int
+    score_before: float
+    score_after: float
+
+    def dimension(self, name: str) -> Dimension:
+        return next(d for d in self.dimensions if d.name == name)
+
+
+def _spread(values: Sequence[float], misplaced: float, total: float) -> Spread:
+    if not values:
+        return Spread(0, 0, 0.0, 0.0, 0.0, 0.0)
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return Spread(min(values), max(values), mean, std, misplaced, total)
+
+
+def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
+    """(least unit moves to bring ``counts`` (one per broker) within floor..ceil of their mean, total)."""
+    values = list(counts)
+    values += [0] * (brokers - len(values))
+    total = sum(values)
+    floor, extra = divmod(total, brokers)
+    ceil = floor + (1 if extra else 0)
+    over = sum(v - ceil for v in values if v > ceil)
+    under = sum(floor - v for v in values if v < floor)
+    return max(over, under), total
+
+
+def _count_dimension(name: str, unit: str, before: Counter[int], after: Counter[int], brokers: Sequence[int]) -> Dimension:
+    sides = []
+    for counts in (before, after):
+        values = [counts.get(b, 0) for b in brokers]
+        misplaced, total = count_misplaced(values, len(brokers))
+        sides.append(_spread(values, misplaced, total))
+    return Dimension(name, unit, sides[0], sides[1])
+
+
+def _bytes_spread(values: Sequence[float]) -> Spread:
+    total = sum(values)
+    mean = total / len(values) if values else 0.0
+    return _spread(values, sum(v - mean for v in values if v > mean), total)
+
+
+def _topic_dimension(
+    name: str, unit: str, by_topic: Sequence[tuple[Counter[int], Counter[int]]], brokers: Sequence[int]
+) -> Dimension:
+    sides = []
+    for side in (0, 1):
+        spreads: list[int] = []
+        misplaced = total = 0
+        for counts in by_topic:
+            values = [counts[side].get(b, 0) for b in brokers]
+            spreads.append(max(values) - min(values))
+            m, t = count_misplaced(values, len(brokers))
+            misplaced += m
+            total += t
+        sides.append(_spread(spreads, misplaced, total))
+    return Dimension(name, unit, sides[0], sides[1])
+
+
+def minimum_movement(
+    rows: Sequence[Row], brokers: Sequence[int], replication_factor: int | None
+) -> tuple[int, int]:
+    """A lower bound of the replicas (and bytes) any plan that evens out replicas per chosen broker must
+    move: the replicas a partition must gain (broker removed, replication factor raised) plus, per broker,
+    what it keeps beyond its ``ceil`` target (the smallest such replicas for the bytes). Racks can only
+    raise it."""
+    chosen = set(brokers)
+    kept: Counter[int] = Counter()
+    sizes_on: dict[int, list[int]] = {}
+    forced = forced_bytes = total = 0
+    for _, _, current, size in rows:
+        rf = replication_factor or len(current)
+        stay = [b for b in dict.fromkeys(current) if b in chosen][:rf]
+        kept.update(stay)
+        for b in stay:
+            sizes_on.setdefault(b, []).append(size)
+        forced += rf - len(stay)
+        forced_bytes += (rf - len(stay)) * size
+        total += rf
+    floor, extra = divmod(total, len(brokers))
+    order = sorted(brokers, key=lambda b: -kept.get(b, 0))
+    moves, moved_bytes = forced, forced_bytes
+    for i, b in enumerate(order):
+        target = floor + (1 if i < extra else 0)
+        surplus = kept.get(b, 0) - target
+        if surplus > 0:
+            moves += surplus
+            moved_bytes += sum(heapq.nsmallest(surplus, sizes_on[b]))
+    return moves, moved_bytes
+
+
+def measure_plan(
+    rows: Sequence[Row],
+    plan: Mapping[tuple[str, int], Sequence[int]],
+    brokers: Sequence[int],
+    *,
+    replication_factor: int | None = None,
+    capacities: Mapping[int, int | None] | None = None,
+    other_bytes: Mapping[int, int] | None = None,
+) -> PlanQuality:
+    """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
+    replicas after (leader first), ``brokers`` the chosen ones."""
+    chosen = sorted(set(brokers))
+    replicas0: Counter[int] = Counter()
+    replicas1: Counter[int] = Counter()
+    leaders0: Counter[int] = Counter()
+    leaders1: Counter[int] = Counter()
+    bytes0: Counter[int] = Counter()
+    bytes1: Counter[int] = Counter()
+    by_topic: dict[str, tuple[Counter[int], Counter[int], Counter[int], Counter[int]]] = {}
+    moved = moved_bytes = leaders_changed = total_bytes = 0
+    for topic, partition, before, size in rows:
+        after = plan[(topic, partition)]
+        counters = by_topic.get(topic)
+        if counters is None:
+            counters = by_topic[topic] = (Counter(), Counter(), Counter(), Counter())
+        counters[0].update(before)
+        counters[1].update(after)
+        if before:
+            counters[2][before[0]] += 1
+        if after:
+            counters[3][after[0]] += 1
+        if size:
+            for b in before:
+                bytes0[b] += size
+            for b in after:
+                bytes1[b] += size
+            total_bytes += size * len(before)
+        if before != after:
+            added = len(set(after).difference(before))
+            moved += added
+            moved_bytes += added * size
+            leaders_changed += bool(before and after and before[0] != after[0])
+    for c0, c1, l0, l1 in by_topic.values():
+        replicas0.update(c0)
+        replicas1.update(c1)
+        leaders0.update(l0)
+        leaders1.update(l1)
+    dimensions = [
+        _count_dimension("replicas", "replicas", replicas0, replicas1, chosen),
+        _count_dimension("leaders", "leaders", leaders0, leaders1, chosen),
+        Dimension(
+            "bytes",
+            "bytes",
+            _bytes_spread([bytes0.get(b, 0) for b in chosen]),
+            _bytes_spread([bytes1.get(b, 0) for b in chosen]),
+        ),
+    ]
+    if capacities and all(capacities.get(b) for b in chosen):
+        other = other_bytes or {}
+        sides = []
+        for held in (bytes0, bytes1):
+            use = [100.0 * (held.get(b, 0) + other.get(b, 0)) / capacities[b] for b in chosen]  # type: ignore[operator]
+            sides.append(_spread([round(u, 2) for u in use], 0.0, 0.0))
+        dimensions.append(Dimension("disk_use", "%", sides[0], sides[1]))
+    topics = [by_topic[t] for t in sorted(by_topic)]
+    dimensions.append(_topic_dimension("topic_replica_spread", "replicas", [(c[0], c[1]) for c in topics], chosen))
+    dimensions.append(_topic_dimension("topic_leader_spread", "leaders", [(c[2], c[3]) for c in topics], chosen))
+    minimum, minimum_bytes = minimum_movement(rows, chosen, replication_factor)
+    scored = [d for d in dimensions if d.name in SCORED]
+    shown = tuple(sorted(set(chosen) | set(replicas0)))
+    return PlanQuality(
+        brokers=tuple(chosen),
+        shown=shown,
+        per_broker={
+            "replicas": (dict(replicas0), dict(replicas1)),
+            "leaders": (dict(leaders0), dict(leaders1)),
+            "bytes": (dict(bytes0), dict(bytes1)),
+        },
+        dimensions=tuple(dimensions),
+        partitions=len(rows),
+        replicas_moved=moved,
+        bytes_moved=moved_bytes,
+        leaders_changed=leaders_changed,
+        minimum_moves=minimum,
+        minimum_bytes=minimum_bytes,
+        total_bytes=total_bytes,
+        score_before=sum(d.before.score for d in scored) / len(scored),
+        score_after=sum(d.after.score for d in scored) / len(scored),
+    )
+
+
+def quality_document(quality: PlanQuality) -> dict[str, object]:
+    """The report as JSON-ready data (the ``report`` of the ``generate`` document)."""
+    return {
+        "partitions": quality.partitions,
+        "replicas_moved": quality.replicas_moved,
+        "minimum_replicas_moved": quality.minimum_moves,
+        "bytes_moved": quality.bytes_moved,
+        "minimum_bytes_moved": quality.minimum_bytes,
+        "total_bytes": quality.total_bytes,
+        "leaders_changed": quality.leaders_changed,
+        "score": {"before": round(quality.score_before, 2), "after": round(quality.score_after, 2)},
+        "dimensions": [
+            {"name": d.name, "unit": d.unit, "before": d.before.as_dict(), "after": d.after.as_dict()}
+            for d in quality.dimensions
+        ],
+        "brokers": [
+            {
+                "broker": b,
+                "chosen": b in quality.brokers,
+                **{
+                    f"{name}_{side}": quality.per_broker[name][i].get(b, 0)
+                    for name in ("replicas", "leaders", "bytes")
+                    for i, side in enumerate(("before", "after"))
+                },
+            }
+            for b in quality.shown
+        ],
+    }
