@@ -13,9 +13,11 @@ Goal, for the partitions of the listed topics and the brokers of ``--broker-list
   replication factor lowered) or its broker is above its target; the brokers with the most kept replicas
   take the ``ceil`` targets. When racks allow it, the replicas moved are exactly the forced moves plus
   ``sum(max(0, kept_b - target_b))``, which no balanced plan can beat.
-* bytes: a broker above the mean bytes sheds the replicas whose size is closest to its excess divided by
-  the number it sheds, any other broker its smallest (fewest bytes moved); bytes per broker are best
-  effort and reported, not bounded.
+* free choices (which replicas leave an over-target broker, which replica leads) first even out each
+  topic (its replicas and its leaders over the brokers), then bytes: a broker above the mean bytes sheds,
+  one at a time, the replica whose size is closest to its remaining excess divided by the number it still
+  sheds, any other broker its smallest (fewest bytes moved); bytes per broker are best effort and
+  reported, not bounded.
 
 The computation is a pipeline of small pure stages so that the Spark engine (``kreassign.spark``) runs
 the very same functions, per partition, per broker and per topic in parallel, with only aggregates
@@ -23,13 +25,16 @@ the very same functions, per partition, per broker and per topic in parallel, wi
 
 1. :func:`normalize_partition` (per partition): kept replicas and vacancies.
 2. :func:`counts_targets` (driver, from per-broker counts): replica targets per broker.
-3. :func:`shed_from_broker` (per broker): which kept replicas leave an over-target broker.
+3. :func:`shed_from_broker` (per broker): which kept replicas leave an over-target broker: from the
+   topics it holds most above their even share (``topic_totals``, one sum per topic), and, among
+   those, the sizes that bring its bytes to the mean.
 4. :class:`SlotPlan` (driver, from per-broker deficits and per-topic vacancy counts) and
    :func:`fill_topic` (per topic): under-target brokers' free slots, striped over the topics in name
    order, matched to the vacancies of each topic.
 5. :func:`repair_leftovers` (driver): vacancies the topic could not fill within its slots.
-6. :func:`counts_targets` again for leaders, :func:`shed_from_broker` for leaderships over target, and
-   :func:`assign_leaders` (driver) for the partitions left without a leader.
+6. :func:`leader_quotas` (driver, from partitions per topic) and :func:`assign_topic_leaders` (per
+   topic): each topic's leaders spread evenly, current leaders kept where the quota allows, every
+   broker's total within floor..ceil; :func:`leader_chains` (driver) only if that is not reached.
 7. :func:`order_replicas` (per partition): the leader first, then the other replicas.
 
 Every stage sorts its input, so the order rows arrive in (Spark's shuffles) never matters.
@@ -203,17 +208,67 @@ def counts_targets(
 
 
 # ---------------------------------------------------------------------------------------------- stage 3
-def shed_from_broker(count: int, aim: int | None, held: Iterable[tuple[str, int, int, int]]) -> list[tuple[str, int]]:
-    """The ``count`` replicas a broker gives up among ``held`` (topic, partition, size, rank): lowest
-    rank first (see :func:`shed_rank`), then its smallest ones (fewest bytes moved), or, with ``aim`` (the
-    broker holds more bytes than the mean), those whose size is closest to ``aim`` (see :func:`shed_aim`)."""
+def shed_from_broker(
+    count: int,
+    aim: int | None,
+    held: Iterable[tuple[str, int, int, int]],
+    topic_totals: Mapping[str, int] | None = None,
+    brokers: int = 1,
+) -> list[tuple[str, int]]:
+    """The ``count`` replicas a broker gives up among ``held`` (topic, partition, size, rank), one at a time:
+    lowest rank first (see :func:`shed_rank`); within a rank, with ``topic_totals`` (replicas per topic
+    over ``brokers`` chosen brokers), from the topics this broker holds most above their even share
+    (``total / brokers``), so that each topic ends spread evenly; among those, the replica whose size is
+    closest to what is left of the broker's excess bytes per replica still to shed (``aim`` is the first
+    such size, see :func:`shed_aim`), or without ``aim`` the smallest one (fewest bytes moved); then by
+    topic and partition."""
     if count <= 0:
         return []
-    if aim is not None:
-        ranked = sorted(held, key=lambda h: (h[3], abs(h[2] - aim), h[2], h[0], h[1]))
-    else:
-        ranked = sorted(held, key=lambda h: (h[3], h[2], h[0], h[1]))
-    return [(t, p) for t, p, _, _ in ranked[:count]]
+    import heapq
+
+    excess = aim * count if aim is not None else 0
+    levels: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
+    held_per_topic: Counter[str] = Counter()
+    for topic, partition, size, rank in held:
+        group = topic if topic_totals is not None else ""
+        levels.setdefault(rank, {}).setdefault(group, []).append((size, topic, partition))
+        held_per_topic[topic] += 1
+    totals = topic_totals or {}
+
+    def priority(topic: str) -> int:
+        return totals.get(topic, 0) - held_per_topic[topic] * brokers if topic_totals is not None else 0
+
+    chosen: list[tuple[str, int]] = []
+    for rank in sorted(levels):
+        queues = levels[rank]
+        for queue in queues.values():
+            queue.sort()
+        heap = [(priority(t), t) for t in queues]
+        heapq.heapify(heap)
+        while heap and len(chosen) < count:
+            top = [heapq.heappop(heap)]
+            while heap and heap[0][0] == top[0][0]:
+                top.append(heapq.heappop(heap))
+            want = max(0, excess) / (count - len(chosen)) if aim is not None else 0
+            best = None
+            for _, t in top:
+                queue = queues[t]
+                i = bisect.bisect_left(queue, (want,))
+                for j in (i - 1, i):
+                    if 0 <= j < len(queue):
+                        size, topic, partition = queue[j]
+                        key = (abs(size - want), size, topic, partition)
+                        if best is None or key < best[0]:
+                            best = (key, t, j)
+            _, group, j = best  # type: ignore[misc]
+            size, topic, partition = queues[group].pop(j)
+            chosen.append((topic, partition))
+            held_per_topic[topic] -= 1
+            excess -= size
+            for _, other in top:
+                if queues[other]:
+                    heapq.heappush(heap, (priority(other), other))
+    return chosen
 
 
 def shed_aim(count: int, held_bytes: int, total_bytes: int, brokers: int) -> int | None:
@@ -427,33 +482,97 @@ def incumbent_leader(current: Sequence[int], replicas: Sequence[int]) -> int | N
     return current[0] if current and current[0] in replicas else None
 
 
-def assign_leaders(
-    ctx: BalanceContext,
-    orphans: Iterable[tuple[str, int, tuple[int, ...]]],
-    led: Mapping[int, int],
-    targets: Mapping[int, int],
-) -> dict[tuple[str, int], int]:
-    """A leader for each partition left without one: the replica whose broker is furthest below its
-    leader target (then the earlier replica). Partitions with the fewest such candidates go first."""
-    load = dict(led)
-    chosen = {}
-    pending = sorted(orphans)
+LeaderQuota = tuple[int, int, int]
+"""Leaders of one topic per chosen broker: (base, start, extra): every broker leads ``base`` partitions of
+the topic, and the ``extra`` brokers from position ``start`` of the spread order (cyclically) one more."""
 
-    def room(replicas: Sequence[int]) -> int:
-        return sum(1 for b in replicas if load.get(b, 0) < targets.get(b, 0))
 
-    # Two passes: first the partitions with exactly one replica below target (they have no choice).
-    for strict in (True, False):
-        later = []
-        for topic, partition, replicas in pending:
-            if strict and room(replicas) != 1:
-                later.append((topic, partition, replicas))
-                continue
-            best = min(range(len(replicas)), key=lambda i: (load.get(replicas[i], 0) - targets.get(replicas[i], 0), i))
-            chosen[(topic, partition)] = replicas[best]
-            load[replicas[best]] = load.get(replicas[best], 0) + 1
-        pending = later
-    return chosen
+def leader_quotas(ctx: BalanceContext, partitions: Mapping[str, int]) -> dict[str, LeaderQuota]:
+    """Per topic (``partitions``: its partition count), how many of its partitions each chosen broker leads:
+    the floor or ceil of its even share, the ceils taken by the brokers in spread order, each topic (in
+    name order) starting where the previous one stopped. Each topic is then even, and so is every broker's
+    total (floor or ceil of P/B). Driver-side, one row per topic."""
+    quotas: dict[str, LeaderQuota] = {}
+    start = 0
+    count = len(ctx.brokers)
+    for topic in sorted(partitions):
+        base, extra = divmod(partitions[topic], count)
+        quotas[topic] = (base, start, extra)
+        start = (start + extra) % count
+    return quotas
+
+
+def assign_topic_leaders(
+    ctx: BalanceContext, quota: LeaderQuota, partitions: Iterable[tuple[int, tuple[int, ...], int | None]]
+) -> list[tuple[int, int]]:
+    """One topic: a leader for each partition (partition, replicas, current leader or None) among its replicas,
+    each broker leading at most its ``quota`` (:func:`leader_quotas`). Current leaders stay where the quota
+    allows; the others are matched along augmenting paths (a partition may take a broker whose leadership
+    of an other partition moves on), so that every quota is met whenever the replicas allow it; a
+    partition that finds no room goes to its replica with the most room. Returns (partition, leader)."""
+    base, start, extra = quota
+    count = len(ctx.brokers)
+    room: dict[int, int] = {}
+
+    def free(b: int) -> int:
+        if b not in room:
+            room[b] = base + (1 if (ctx.spread_rank(b) - start) % count < extra else 0) if ctx.chosen(b) else 0
+        return room[b]
+
+    ordered = sorted(partitions)
+    replicas_of = {p: [b for b in replicas if ctx.chosen(b)] or list(replicas) for p, replicas, _ in ordered}
+    leader: dict[int, int] = {}
+    led: dict[int, dict[int, None]] = {}
+
+    def take(p: int, b: int) -> None:
+        old = leader.get(p)
+        if old is not None:
+            del led[old][p]
+            room[old] += 1
+        leader[p] = b
+        free(b)
+        room[b] -= 1
+        led.setdefault(b, {})[p] = None
+
+    for p, _, incumbent in ordered:
+        if incumbent is not None and incumbent in replicas_of[p] and free(incumbent) > 0:
+            take(p, incumbent)
+    for p, _, _ in ordered:
+        if p in leader:
+            continue
+        candidates = replicas_of[p]
+        best = max(candidates, key=lambda b: (free(b), -candidates.index(b)))
+        if free(best) > 0:
+            take(p, best)
+            continue
+        # breadth-first over brokers: previous[v] = (u, q): q, led by u, may pass to v
+        previous: dict[int, tuple[int, int] | None] = dict.fromkeys(candidates)
+        queue = list(candidates)
+        found = None
+        for u in queue:
+            for q in led.get(u, ()):
+                for v in replicas_of[q]:
+                    if v in previous:
+                        continue
+                    previous[v] = (u, q)
+                    if free(v) > 0:
+                        found = v
+                        break
+                    queue.append(v)
+                if found is not None:
+                    break
+            if found is not None:
+                break
+        if found is None:
+            take(p, best)
+            continue
+        v = found
+        while previous[v] is not None:
+            u, q = previous[v]  # type: ignore[misc]
+            take(q, v)
+            v = u
+        take(p, v)
+    return sorted(leader.items())
 
 
 # ---------------------------------------------------------------------------------------------- stage 7
@@ -474,6 +593,7 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
     state = {(t, p): normalize_partition(ctx, replicas) for t, p, replicas, _ in rows}
     total = sum(len(kept) + vacancies for kept, vacancies in state.values())
     total_bytes = sum(sizes[key] * (len(kept) + vacancies) for key, (kept, vacancies) in state.items())
+    totals = topic_totals(((t, len(kept) + vacancies) for (t, _), (kept, vacancies) in state.items()))
     for _ in range(REPLICA_ROUNDS):
         counts: Counter[int] = Counter()
         held_bytes: Counter[int] = Counter()
@@ -496,7 +616,7 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
         for b in sorted(held):
             aim = shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers))
-            for t, p in shed_from_broker(-deficits[b], aim, held[b]):
+            for t, p in shed_from_broker(-deficits[b], aim, held[b], totals, len(ctx.brokers)):
                 shed_by_topic.setdefault(t, []).append((p, b))
         by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
         for (t, p), (kept, vacancies) in state.items():
@@ -524,8 +644,23 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
             break
         state = {key: (replicas, 0) for key, replicas in filled.items()}
     final = {key: kept for key, (kept, _) in state.items()}
-    final.update(replica_chains(ctx, final))
+    if not within_tolerance(ctx, Counter(b for kept in final.values() for b in kept), total):
+        final.update(replica_chains(ctx, final))
     return _leaders(ctx, currents, final)
+
+
+def topic_totals(replicas: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Replicas per topic after planning, from (topic, replicas of one partition) pairs (a per-topic sum)."""
+    totals: Counter[str] = Counter()
+    for topic, count in replicas:
+        totals[topic] += count
+    return dict(totals)
+
+
+def within_tolerance(ctx: BalanceContext, counts: Mapping[int, int], total: int) -> bool:
+    """Does every chosen broker hold floor(total/B) or ceil(total/B)? (Then no chain is needed.)"""
+    floor, extra = divmod(total, len(ctx.brokers))
+    return all(floor <= counts.get(b, 0) <= floor + (1 if extra else 0) for b in ctx.brokers)
 
 
 CHAIN_SEARCH_LIMIT = 2_000_000
@@ -615,37 +750,22 @@ def move_along_chains(
             break
 
 
-LEADER_ROUNDS = 2
-
-
 def _leaders(
     ctx: BalanceContext,
     currents: Mapping[tuple[str, int], Sequence[int]],
     filled: Mapping[tuple[str, int], tuple[int, ...]],
 ) -> dict[tuple[str, int], list[int]]:
-    leaders = {key: incumbent_leader(currents[key], replicas) for key, replicas in filled.items()}
-    for _ in range(LEADER_ROUNDS):
-        led = Counter(b for b in leaders.values() if b is not None)
-        targets = counts_targets(ctx.brokers, led, len(filled))
-        if all(b is not None for b in leaders.values()) and all(led[b] <= targets[b] for b in ctx.brokers):
-            break
-        held: dict[int, list[tuple[str, int, int, int]]] = {}
-        for (t, p), b in leaders.items():
-            if b is not None and led[b] > targets[b]:
-                held.setdefault(b, []).append((t, p, 0, leader_rank(filled[(t, p)], led, targets)))
-        for b, candidates in held.items():
-            for t, p in shed_from_broker(led[b] - targets[b], None, candidates):
-                leaders[(t, p)] = None
-        led = Counter(b for b in leaders.values() if b is not None)
-        orphans = [(t, p, filled[(t, p)]) for (t, p), b in leaders.items() if b is None]
-        leaders.update(assign_leaders(ctx, orphans, led, targets))
-    leaders.update(leader_chains(ctx, leaders, filled))  # type: ignore[arg-type]
-    return {key: order_replicas(filled[key], leaders[key]) for key in sorted(filled)}  # type: ignore[arg-type]
-
-
-def leader_rank(replicas: Sequence[int], led: Mapping[int, int], targets: Mapping[int, int]) -> int:
-    """Minus the number of replicas on brokers below their leader target: such leaderships go first."""
-    return -sum(1 for b in replicas if led.get(b, 0) < targets.get(b, 0))
+    by_topic: dict[str, list[tuple[int, tuple[int, ...], int | None]]] = {}
+    for (t, p), replicas in filled.items():
+        by_topic.setdefault(t, []).append((p, replicas, incumbent_leader(currents[(t, p)], replicas)))
+    quotas = leader_quotas(ctx, {t: len(parts) for t, parts in by_topic.items()})
+    leaders: dict[tuple[str, int], int] = {}
+    for t in sorted(by_topic):
+        for p, b in assign_topic_leaders(ctx, quotas[t], by_topic[t]):
+            leaders[(t, p)] = b
+    if not within_tolerance(ctx, Counter(leaders.values()), len(filled)):
+        leaders.update(leader_chains(ctx, leaders, filled))
+    return {key: order_replicas(filled[key], leaders[key]) for key in sorted(filled)}
 
 
 def leader_chains(

@@ -105,7 +105,9 @@ def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
     return max(over, under), total
 
 
-def _count_dimension(name: str, unit: str, before: Counter[int], after: Counter[int], brokers: Sequence[int]) -> Dimension:
+def _count_dimension(
+    name: str, unit: str, before: Counter[int], after: Counter[int], brokers: Sequence[int]
+) -> Dimension:
     sides = []
     for counts in (before, after):
         values = [counts.get(b, 0) for b in brokers]
@@ -137,9 +139,7 @@ def _topic_dimension(
     return Dimension(name, unit, sides[0], sides[1])
 
 
-def minimum_movement(
-    rows: Sequence[Row], brokers: Sequence[int], replication_factor: int | None
-) -> tuple[int, int]:
+def minimum_movement(rows: Sequence[Row], brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
     """A lower bound of the replicas (and bytes) any plan that evens out replicas per chosen broker must
     move: the replicas a partition must gain (broker removed, replication factor raised) plus, per broker,
     what it keeps beyond its ``ceil`` target (the smallest such replicas for the bytes). Racks can only

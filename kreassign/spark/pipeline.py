@@ -130,6 +130,8 @@ def run_pipeline(
         F.sum(F.col("size") * (F.size("kept") + F.col("vacancies"))).alias("bytes"),
     ).first()
     total, total_bytes = int(totals["n"] or 0), int(totals["bytes"] or 0)
+    per_topic = state.groupBy("topic").agg(F.sum(F.size("kept") + F.col("vacancies")).alias("n")).collect()
+    topic_totals = balance.topic_totals((r.topic, int(r.n)) for r in per_topic)
     for _ in range(balance.REPLICA_ROUNDS):
         counts = _collect_counts(state, "kept")
         held_bytes = _collect_counts(state, "kept", "size")
@@ -141,7 +143,7 @@ def run_pipeline(
         aims = {
             b: balance.shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers
         }
-        shed = _shed(state, ctx, deficits, aims).localCheckpoint()
+        shed = _shed(state, ctx, deficits, aims, topic_totals).localCheckpoint()
         topic_vacancies = _topic_vacancies(state, shed)
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
         filled = _fill(state, shed, ctx, slots, topic_vacancies).localCheckpoint()
@@ -190,7 +192,11 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
 
 
 def _shed(
-    state: DataFrame, ctx: BalanceContext, deficits: Mapping[int, int], aims: Mapping[int, int | None]
+    state: DataFrame,
+    ctx: BalanceContext,
+    deficits: Mapping[int, int],
+    aims: Mapping[int, int | None],
+    topic_totals: Mapping[str, int],
 ) -> DataFrame:
     """Per over-target broker (one group each): the replicas it gives up."""
     over = [b for b, d in deficits.items() if d < 0]
@@ -205,7 +211,7 @@ def _shed(
             (t, int(p), int(s), balance.shed_rank(ctx, broker, _ints(k), needy))
             for t, p, s, k in zip(pdf["topic"], pdf["partition"], pdf["size"], pdf["kept"], strict=True)
         ]
-        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates)
+        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, len(ctx.brokers))
         return pd.DataFrame(
             {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
         )
@@ -247,56 +253,24 @@ def _fill(
 
 
 def _leaders(state: DataFrame, ctx: BalanceContext, spark: SparkSession) -> dict[tuple[str, int], list[int]]:
-    partitions = state.count()
-    first = F.col("current")[0]
-    lead = state.select(
-        "topic", "partition", "kept", F.when(F.array_contains("kept", first), first).alias("leader")
-    ).localCheckpoint()
-    for _ in range(balance.LEADER_ROUNDS):
-        led = Counter(
-            {int(r[0]): int(r[1]) for r in lead.where("leader is not null").groupBy("leader").count().collect()}
-        )
-        targets = balance.counts_targets(ctx.brokers, led, partitions)
-        orphans_left = lead.where("leader is null").limit(1).count() > 0
-        if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
-            break
-        over = [b for b in ctx.brokers if led[b] > targets[b]]
+    """Per topic (one group each): the leaders, within the topic's quota per broker."""
+    per_topic = {r.topic: int(r[1]) for r in state.groupBy("topic").count().collect()}
+    quotas = balance.leader_quotas(ctx, per_topic)
 
-        shed = _leader_shed(led, targets)
-        dropped = (
-            lead.where(F.col("leader").isin(over)).groupBy("leader").applyInPandas(shed, "topic string, partition long")
-        )
-        lead = (
-            lead.join(dropped.withColumn("drop", F.lit(True)), ["topic", "partition"], "left")
-            .withColumn("leader", F.when(F.col("drop"), F.lit(None).cast("long")).otherwise(F.col("leader")))
-            .drop("drop")
-            .localCheckpoint()
-        )
-        led = Counter(
-            {int(r[0]): int(r[1]) for r in lead.where("leader is not null").groupBy("leader").count().collect()}
-        )
-        orphans = [(r.topic, int(r.partition), _ints(r.kept)) for r in lead.where("leader is null").collect()]
-        lead = _replace(lead, balance.assign_leaders(ctx, orphans, led, targets), "leader", spark).localCheckpoint()
-    rows = lead.select("topic", "partition", "kept", "leader").collect()
+    def lead(pdf: pd.DataFrame) -> pd.DataFrame:
+        topic = pdf["topic"].iloc[0]
+        parts = [
+            (int(p), _ints(k), balance.incumbent_leader(_ints(c), _ints(k)))
+            for p, k, c in zip(pdf["partition"], pdf["kept"], pdf["current"], strict=True)
+        ]
+        chosen = dict(balance.assign_topic_leaders(ctx, quotas[topic], parts))
+        return pdf.assign(leader=[chosen[int(p)] for p in pdf["partition"]])[["topic", "partition", "kept", "leader"]]
+
+    schema = "topic string, partition long, kept array<long>, leader long"
+    led = state.select("topic", "partition", "kept", "current").groupBy("topic").applyInPandas(lead, schema)
+    rows = led.collect()
     replicas = {(r.topic, int(r.partition)): _ints(r.kept) for r in rows}
     leaders = {(r.topic, int(r.partition)): int(r.leader) for r in rows}
-    led = Counter(leaders.values())
-    floor, extra = divmod(partitions, len(ctx.brokers))
-    if any(not floor <= led[b] <= floor + (1 if extra else 0) for b in ctx.brokers):
+    if not balance.within_tolerance(ctx, Counter(leaders.values()), len(replicas)):
         leaders.update(balance.leader_chains(ctx, leaders, replicas))
     return {key: balance.order_replicas(replicas[key], leaders[key]) for key in sorted(replicas)}
-
-
-def _leader_shed(led: Counter[int], targets: Mapping[int, int]):
-    """Per broker above its leader target (one group each): the leaderships it gives up."""
-
-    def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["leader"].iloc[0])
-        candidates = [
-            (t, int(p), 0, balance.leader_rank(_ints(k), led, targets))
-            for t, p, k in zip(pdf["topic"], pdf["partition"], pdf["kept"], strict=True)
-        ]
-        chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates)
-        return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
-
-    return shed
