@@ -13,6 +13,7 @@ from kreassign.actions.generate import GenerateResult, print_proposal, read_gene
 from kreassign.errors import CommandError, UsageError
 from kreassign.model import TopicPartition
 from kreassign.planning.balance import Row, make_context, plan_balanced
+from kreassign.planning.quality import PlanQuality, measure_plan
 
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
@@ -94,8 +95,10 @@ def generate_balanced(
     spark_master: str | None,
     spark_conf: Mapping[str, str],
     out: Output,
-    err: Output,
+    report: Callable[[PlanQuality, str], None],
 ) -> GenerateResult:
+    """Prints the proposal (Apache layout) on ``out``; hands the plan report (:mod:`kreassign.planning.quality`)
+    and the engine used to ``report``."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
     sizes = partition_sizes(port, topics, [b.id for b in inputs.cluster_brokers])
@@ -112,8 +115,35 @@ def generate_balanced(
     current_replicas = {tp: list(info.replicas) for tp, info in current.items()}
     proposal = {TopicPartition(t, p): replicas for (t, p), replicas in plan.items()}
     result = print_proposal(out, current_replicas, inputs.log_dirs, proposal)
-    err(render_balance_summary(rows, plan, [b.id for b in usable], used))
+    capacities, other_bytes = broker_disks(port, topics)
+    report(
+        measure_plan(
+            rows,
+            plan,
+            [b.id for b in usable],
+            replication_factor=replication_factor,
+            capacities=capacities,
+            other_bytes=other_bytes,
+        ),
+        used,
+    )
     return result
+
+
+def broker_disks(port, topics: Sequence[str]) -> tuple[dict[int, int | None], dict[int, int]]:
+    """Per broker of a snapshot: its capacity in bytes (None: unknown) and the bytes of the topics not
+    planned (the rest of its disk). Empty for a live cluster."""
+    snapshot = getattr(port, "snapshot", None)
+    if snapshot is None:
+        return {}, {}
+    wanted = set(topics)
+    other: Counter[int] = Counter()
+    for name, topic in snapshot.topics.items():
+        if name not in wanted:
+            for p in topic.partitions:
+                for b in p.replicas:
+                    other[b] += p.size_bytes or 0
+    return {b.id: b.capacity_bytes for b in snapshot.brokers}, dict(other)
 
 
 def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[str, int], list[int]]:
@@ -128,71 +158,6 @@ def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[
         path = os.path.join(folder, "snapshot.jsonl")
         save_snapshot(snapshot_from_cluster(port, topics), path)
         return plan_balanced_spark(path, topics, ctx, master=spark_master, conf=spark_conf)
-
-
-def _human(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(size) < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TB"  # pragma: no cover
-
-
-def balance_stats(
-    rows: Sequence[Row], plan: Mapping[tuple[str, int], Sequence[int]]
-) -> tuple[dict[str, Counter[int]], int, int, int]:
-    """Per-broker replicas/leaders/bytes before and after, replicas and bytes moved, leaders changed."""
-    stats: dict[str, Counter[int]] = {
-        k: Counter() for k in ("replicas0", "replicas1", "leaders0", "leaders1", "bytes0", "bytes1")
-    }
-    moved = moved_bytes = leaders_changed = 0
-    for topic, partition, before, size in rows:
-        after = plan[(topic, partition)]
-        stats["replicas0"].update(before)
-        stats["replicas1"].update(after)
-        for b in before:
-            stats["bytes0"][b] += size
-        for b in after:
-            stats["bytes1"][b] += size
-        if before:
-            stats["leaders0"][before[0]] += 1
-        if after:
-            stats["leaders1"][after[0]] += 1
-        added = len(set(after) - set(before))
-        moved += added
-        moved_bytes += added * size
-        leaders_changed += bool(before and after and before[0] != after[0])
-    return stats, moved, moved_bytes, leaders_changed
-
-
-def render_balance_summary(
-    rows: Sequence[Row], plan: Mapping[tuple[str, int], Sequence[int]], brokers: Sequence[int], engine: str
-) -> str:
-    stats, moved, moved_bytes, leaders_changed = balance_stats(rows, plan)
-    total_bytes = sum(size * len(replicas) for _, _, replicas, size in rows)
-    lines = [
-        f"Balanced plan (engine {engine}): {moved} replica(s) moved, {_human(moved_bytes)} of "
-        f"{_human(total_bytes)} copied, {leaders_changed} leader(s) changed, {len(rows)} partition(s).",
-    ]
-    shown = sorted(set(brokers) | {b for b in stats["replicas0"]})
-    spread: Callable[[str], str] = lambda key: (  # noqa: E731
-        f"{min(stats[key].get(b, 0) for b in brokers)}..{max(stats[key].get(b, 0) for b in brokers)}"
-    )
-    lines.append(
-        f"Chosen brokers, min..max: replicas {spread('replicas0')} -> {spread('replicas1')}, "
-        f"leaders {spread('leaders0')} -> {spread('leaders1')}, bytes "
-        f"{_human(min(stats['bytes0'].get(b, 0) for b in brokers))}..{_human(max(stats['bytes0'].get(b, 0) for b in brokers))}"
-        f" -> {_human(min(stats['bytes1'].get(b, 0) for b in brokers))}..{_human(max(stats['bytes1'].get(b, 0) for b in brokers))}"
-    )
-    lines.append(f"{'broker':>8} {'replicas':>17} {'leaders':>15} {'bytes':>25}")
-    for b in shown:
-        note = "" if b in brokers else "  (removed)"
-        lines.append(
-            f"{b:>8} {stats['replicas0'][b]:>7} -> {stats['replicas1'][b]:<6} "
-            f"{stats['leaders0'][b]:>6} -> {stats['leaders1'][b]:<5} "
-            f"{_human(stats['bytes0'][b]):>10} -> {_human(stats['bytes1'][b])}{note}"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def write_cluster_snapshot(port, path: str, topics_json: str | None, err: Output) -> None:

@@ -33,6 +33,9 @@ def _stderr(text: str) -> None:
     sys.stderr.flush()
 
 
+_default_stderr = _stderr  # tests replace _stderr; only the real one may be a terminal
+
+
 def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[str], None] = _stderr) -> int:
     try:
         request = validate(argv)
@@ -181,6 +184,7 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None], 
 
         balanced.check_choice("strategy", str(args.value("strategy")), balanced.STRATEGIES)
         text = read_input_file(args.value("topics-to-move-json-file"))
+        reports = []
         result = balanced.generate_balanced(
             port,
             text,
@@ -191,10 +195,15 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None], 
             spark_master=args.value("spark-master"),
             spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
             out=text_out,
-            err=_stderr,
+            report=lambda quality, engine: reports.append((quality, engine)),
         )
+        quality, engine = reports[0]
+        _stderr(render_plan_report(quality, engine, terminal=_stderr is _default_stderr and sys.stderr.isatty()))
         if json_mode:
-            out(documents.dump(documents.generate_document(result.current_json, result.proposed_json)))
+            from kreassign.planning.quality import quality_document
+
+            document = documents.generate_document(result.current_json, result.proposed_json)
+            out(documents.dump({**document, "report": {"engine": engine, **quality_document(quality)}}))
     elif action == "write-cluster-snapshot":
         from kreassign.actions.balanced import write_cluster_snapshot
 
@@ -339,6 +348,17 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
 
 def _outcome_status(outcome: str, args: ParsedArgs) -> int:
     return OUTCOME_EXIT_CODES[outcome] if args.has("fail-if-incomplete") else EXIT_OK
+
+
+def render_plan_report(quality, engine: str, terminal: bool) -> str:
+    """The balanced plan report: rich bars on a terminal, else plain text."""
+    from kreassign.cli import render_plan_report as render
+
+    if terminal:
+        import shutil
+
+        return render.render_plan_report_rich(quality, engine, width=shutil.get_terminal_size().columns)
+    return render.render_plan_report_text(quality, engine)
 
 
 def render_progress(report, json_mode: bool, terminal: bool) -> str:

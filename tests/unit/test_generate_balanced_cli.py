@@ -79,8 +79,38 @@ def test_balanced_plan_from_a_snapshot(snapshot_file, topics_file, monkeypatch):
     assert sorted(r[0] for r in proposal.values()).count(1) <= 2
     racks = {1: "a", 2: "b", 3: "a", 4: "b"}
     assert all(len({racks[b] for b in r}) == 2 for r in proposal.values())
-    assert err.startswith("Balanced plan (engine local): 6 replica(s) moved")
-    assert "replicas 0..6 -> 3..3" in err
+    assert err.startswith("Balanced plan (engine local): 6 replica(s) moved (minimum 6)")
+    assert "replicas / broker" in err and "0..6 (std 3.0) -> 3..3 (std 0.0)" in err
+    assert "\x1b[" not in err  # not a terminal: plain text
+
+
+def test_json_document_carries_the_plan_report(snapshot_file, topics_file, monkeypatch):
+    from tests.schema_check import errors, load_schema
+
+    code, out, err = cli(
+        generate(snapshot_file, topics_file, "--strategy", "balanced", "--output", "json"), monkeypatch
+    )
+    assert code == 0, out
+    document = json.loads(out)
+    assert errors(document, load_schema()) == []
+    report = document["report"]
+    assert report["engine"] == "local" and report["replicas_moved"] == report["minimum_replicas_moved"] == 6
+    replicas = next(d for d in report["dimensions"] if d["name"] == "replicas")
+    assert (replicas["before"]["min"], replicas["before"]["max"], replicas["after"]["min"]) == (0, 6, 3)
+    assert report["score"]["before"] < report["score"]["after"] <= 100
+    assert [b["broker"] for b in report["brokers"]] == [1, 2, 3, 4]
+    assert sum(b["bytes_after"] for b in report["brokers"]) == report["total_bytes"]
+    assert err.startswith("Balanced plan")  # the report goes to stderr too
+
+
+def test_report_on_a_terminal_has_bars():
+    from kreassign.cli.render_plan_report import render_plan_report_rich
+    from kreassign.planning.quality import measure_plan
+
+    rows = [("t", p, (1, 2), 100 * (p + 1)) for p in range(4)]
+    plan = {("t", 0): [1, 3], ("t", 1): [2, 3], ("t", 2): [1, 2], ("t", 3): [2, 1]}
+    text = render_plan_report_rich(measure_plan(rows, plan, [1, 2, 3]), "local", width=100)
+    assert "█" in text and "\x1b[" in text and "Balancedness score" in text
 
 
 def test_same_snapshot_same_bytes(snapshot_file, topics_file, monkeypatch):

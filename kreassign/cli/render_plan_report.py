@@ -1,0 +1,112 @@
+"""The balanced plan report on stderr (numbers from ``kreassign.planning.quality``): plain text when piped,
+with rich bars per broker (before / after) on a terminal."""
+
+from __future__ import annotations
+
+from kreassign.humanize import format_bytes
+from kreassign.planning.quality import Dimension, PlanQuality
+
+_LABELS = {
+    "replicas": "replicas / broker",
+    "leaders": "leaders / broker",
+    "bytes": "bytes / broker",
+    "disk_use": "disk use %",
+    "topic_replica_spread": "topic replica spread",
+    "topic_leader_spread": "topic leader spread",
+}
+
+
+def _value(dimension: Dimension, value: float) -> str:
+    if dimension.unit == "bytes":
+        return format_bytes(value)
+    if dimension.unit == "%":
+        return f"{value:.1f}%"
+    return f"{value:g}"
+
+
+def _side(dimension: Dimension, before: bool) -> str:
+    s = dimension.before if before else dimension.after
+    std = format_bytes(s.std) if dimension.unit == "bytes" else f"{s.std:.1f}"
+    return f"{_value(dimension, s.min)}..{_value(dimension, s.max)} (std {std})"
+
+
+def headline(quality: PlanQuality, engine: str) -> list[str]:
+    return [
+        f"Balanced plan (engine {engine}): {quality.replicas_moved} replica(s) moved (minimum "
+        f"{quality.minimum_moves}), {format_bytes(quality.bytes_moved)} of {format_bytes(quality.total_bytes)} "
+        f"copied (minimum {format_bytes(quality.minimum_bytes)}), {quality.leaders_changed} leader(s) changed, "
+        f"{quality.partitions} partition(s).",
+        f"Balancedness score: {quality.score_before:.1f} -> {quality.score_after:.1f} (of 100)",
+    ]
+
+
+def render_plan_report_text(quality: PlanQuality, engine: str) -> str:
+    lines = headline(quality, engine)
+    lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    {'after: min..max (std)':<36}")
+    for d in quality.dimensions:
+        lines.append(f"{_LABELS[d.name]:<22} {_side(d, True):>36} -> {_side(d, False)}")
+    lines.append(f"{'broker':>8} {'replicas':>17} {'leaders':>15} {'bytes':>25}")
+    replicas, leaders, sizes = (quality.per_broker[k] for k in ("replicas", "leaders", "bytes"))
+    for b in quality.shown:
+        note = "" if b in quality.brokers else "  (removed)"
+        lines.append(
+            f"{b:>8} {replicas[0].get(b, 0):>7} -> {replicas[1].get(b, 0):<6} "
+            f"{leaders[0].get(b, 0):>6} -> {leaders[1].get(b, 0):<5} "
+            f"{format_bytes(sizes[0].get(b, 0)):>10} -> {format_bytes(sizes[1].get(b, 0))}{note}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100) -> str:
+    """The same report with a bar per broker and dimension: before (dim) and after (bold)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(width=width, record=True, force_terminal=True, file=_Sink())
+    for line in headline(quality, engine):
+        console.print(line, highlight=False)
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("dimension")
+    table.add_column("before: min..max (std)", justify="right")
+    table.add_column("after: min..max (std)")
+    for d in quality.dimensions:
+        table.add_row(_LABELS[d.name], _side(d, True), _side(d, False))
+    console.print(table)
+    bar_width = max(6, (width - 8) // 3 - 13)
+    brokers = Table(box=None, pad_edge=False, show_edge=False)
+    brokers.add_column("broker", justify="right")
+    for name in ("replicas", "leaders", "bytes"):
+        brokers.add_column(f"{name} before / after")
+    peaks = {
+        name: max([1, *quality.per_broker[name][0].values(), *quality.per_broker[name][1].values()])
+        for name in ("replicas", "leaders", "bytes")
+    }
+    for b in quality.shown:
+        cells = []
+        for name in ("replicas", "leaders", "bytes"):
+            before, after = (quality.per_broker[name][i].get(b, 0) for i in (0, 1))
+            label = (lambda v: format_bytes(v)) if name == "bytes" else str
+            cell = Text()
+            cell.append(_bar(before, peaks[name], bar_width), style="dim")
+            cell.append(f" {label(before)}\n", style="dim")
+            cell.append(_bar(after, peaks[name], bar_width), style="bold green" if b in quality.brokers else "red")
+            cell.append(f" {label(after)}")
+            cells.append(cell)
+        brokers.add_row(str(b) if b in quality.brokers else f"{b} (removed)", *cells)
+    console.print(brokers)
+    return console.export_text(styles=True)
+
+
+def _bar(value: float, peak: float, width: int) -> str:
+    eighths = round(8 * width * value / peak) if peak else 0
+    full, part = divmod(eighths, 8)
+    return ("█" * full + ("" if not part else " ▏▎▍▌▋▊▉"[part])).ljust(width)
+
+
+class _Sink:
+    def write(self, _text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
