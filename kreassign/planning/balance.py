@@ -32,9 +32,10 @@ the very same functions, per partition, per broker and per topic in parallel, wi
    :func:`fill_topic` (per topic): under-target brokers' free slots, striped over the topics in name
    order, matched to the vacancies of each topic.
 5. :func:`repair_leftovers` (driver): vacancies the topic could not fill within its slots.
-6. :func:`leader_quotas` (driver, from partitions per topic) and :func:`assign_topic_leaders` (per
-   topic): each topic's leaders spread evenly, current leaders kept where the quota allows, every
-   broker's total within floor..ceil; :func:`leader_chains` (driver) only if that is not reached.
+6. :func:`counts_targets` again for leaders, :func:`shed_from_broker` for leaderships over target (from
+   the topics the broker leads most above their even share), and :func:`assign_leaders` (driver) for
+   the partitions left without a leader (furthest below target, then fewest leaders of the topic);
+   :func:`leader_chains` (driver) only if a broker is still outside floor..ceil.
 7. :func:`order_replicas` (per partition): the leader first, then the other replicas.
 
 Every stage sorts its input, so the order rows arrive in (Spark's shuffles) never matters.
@@ -217,57 +218,57 @@ def shed_from_broker(
 ) -> list[tuple[str, int]]:
     """The ``count`` replicas a broker gives up among ``held`` (topic, partition, size, rank), one at a time:
     lowest rank first (see :func:`shed_rank`); within a rank, with ``topic_totals`` (replicas per topic
-    over ``brokers`` chosen brokers), from the topics this broker holds most above their even share
-    (``total / brokers``), so that each topic ends spread evenly; among those, the replica whose size is
-    closest to what is left of the broker's excess bytes per replica still to shed (``aim`` is the first
-    such size, see :func:`shed_aim`), or without ``aim`` the smallest one (fewest bytes moved); then by
-    topic and partition."""
+    over ``brokers`` chosen brokers), first the topics this broker holds more than the ceil of their even
+    share of, then those it holds more than the floor of (each such replica leaving evens its topic out by
+    one); among those, the replica whose size is closest to what is left of the broker's excess bytes per
+    replica still to shed (``aim`` is the first such size, see :func:`shed_aim`), or without ``aim`` the
+    smallest one (fewest bytes moved); then by topic and partition."""
     if count <= 0:
         return []
-    import heapq
-
     excess = aim * count if aim is not None else 0
-    levels: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
+    ranks: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
     held_per_topic: Counter[str] = Counter()
     for topic, partition, size, rank in held:
-        group = topic if topic_totals is not None else ""
-        levels.setdefault(rank, {}).setdefault(group, []).append((size, topic, partition))
+        ranks.setdefault(rank, {}).setdefault(topic, []).append((size, topic, partition))
         held_per_topic[topic] += 1
     totals = topic_totals or {}
 
-    def priority(topic: str) -> int:
-        return totals.get(topic, 0) - held_per_topic[topic] * brokers if topic_totals is not None else 0
+    def level(topic: str) -> int:
+        if topic_totals is None:
+            return 0
+        floor, extra = divmod(totals.get(topic, 0), brokers)
+        held_now = held_per_topic[topic]
+        return 0 if held_now > floor + (1 if extra else 0) else 1 if held_now > floor else 2
 
     chosen: list[tuple[str, int]] = []
-    for rank in sorted(levels):
-        queues = levels[rank]
-        for queue in queues.values():
-            queue.sort()
-        heap = [(priority(t), t) for t in queues]
-        heapq.heapify(heap)
-        while heap and len(chosen) < count:
-            top = [heapq.heappop(heap)]
-            while heap and heap[0][0] == top[0][0]:
-                top.append(heapq.heappop(heap))
+    for rank in sorted(ranks):
+        by_topic = ranks[rank]
+        buckets: list[list[tuple[int, str, int]]] = [[], [], []]
+        where = {t: level(t) for t in by_topic}
+        for t, candidates in by_topic.items():
+            buckets[where[t]].extend(candidates)
+        for bucket in buckets:
+            bucket.sort()
+        while len(chosen) < count:
+            bucket = next((b for b in buckets if b), None)
+            if bucket is None:
+                break
             want = max(0, excess) / (count - len(chosen)) if aim is not None else 0
-            best = None
-            for _, t in top:
-                queue = queues[t]
-                i = bisect.bisect_left(queue, (want,))
-                for j in (i - 1, i):
-                    if 0 <= j < len(queue):
-                        size, topic, partition = queue[j]
-                        key = (abs(size - want), size, topic, partition)
-                        if best is None or key < best[0]:
-                            best = (key, t, j)
-            _, group, j = best  # type: ignore[misc]
-            size, topic, partition = queues[group].pop(j)
+            i = bisect.bisect_left(bucket, (want,))
+            if i == len(bucket) or (i > 0 and abs(bucket[i - 1][0] - want) <= abs(bucket[i][0] - want)):
+                i -= 1
+            size, topic, partition = bucket.pop(i)
+            by_topic[topic].remove((size, topic, partition))
             chosen.append((topic, partition))
-            held_per_topic[topic] -= 1
             excess -= size
-            for _, other in top:
-                if queues[other]:
-                    heapq.heappush(heap, (priority(other), other))
+            held_per_topic[topic] -= 1
+            moved_to = level(topic)
+            if moved_to != where[topic]:
+                source = buckets[where[topic]]
+                for item in by_topic[topic]:
+                    del source[bisect.bisect_left(source, item)]
+                    bisect.insort(buckets[moved_to], item)
+                where[topic] = moved_to
     return chosen
 
 
@@ -482,21 +483,72 @@ def incumbent_leader(current: Sequence[int], replicas: Sequence[int]) -> int | N
     return current[0] if current and current[0] in replicas else None
 
 
+def assign_leaders(
+    ctx: BalanceContext,
+    orphans: Iterable[tuple[str, int, tuple[int, ...]]],
+    led: Mapping[int, int],
+    targets: Mapping[int, int],
+    topic_led: Mapping[tuple[str, int], int] | None = None,
+) -> dict[tuple[str, int], int]:
+    """A leader for each partition left without one: the replica whose broker is furthest below its
+    leader target, then the one leading the fewest partitions of the same topic (``topic_led``: leaders
+    per (topic, broker) among the partitions that keep theirs, for the orphans' topics), then the earlier
+    replica. Partitions with the fewest such candidates go first."""
+    load = dict(led)
+    per_topic = dict(topic_led or {})
+    chosen = {}
+    pending = sorted(orphans)
+
+    def room(replicas: Sequence[int]) -> int:
+        return sum(1 for b in replicas if load.get(b, 0) < targets.get(b, 0))
+
+    # Two passes: first the partitions with exactly one replica below target (they have no choice).
+    for strict in (True, False):
+        later = []
+        for topic, partition, replicas in pending:
+            if strict and room(replicas) != 1:
+                later.append((topic, partition, replicas))
+                continue
+            best = min(
+                range(len(replicas)),
+                key=lambda i: (
+                    load.get(replicas[i], 0) - targets.get(replicas[i], 0),
+                    per_topic.get((topic, replicas[i]), 0),
+                    i,
+                ),
+            )
+            b = replicas[best]
+            chosen[(topic, partition)] = b
+            load[b] = load.get(b, 0) + 1
+            per_topic[(topic, b)] = per_topic.get((topic, b), 0) + 1
+        pending = later
+    return chosen
+
+
+def leader_rank(replicas: Sequence[int], led: Mapping[int, int], targets: Mapping[int, int]) -> int:
+    """Minus the number of replicas on brokers below their leader target: such leaderships go first."""
+    return -sum(1 for b in replicas if led.get(b, 0) < targets.get(b, 0))
+
+
 LeaderQuota = tuple[int, int, int]
 """Leaders of one topic per chosen broker: (base, start, extra): every broker leads ``base`` partitions of
 the topic, and the ``extra`` brokers from position ``start`` of the spread order (cyclically) one more."""
 
 
 def leader_quotas(ctx: BalanceContext, partitions: Mapping[str, int]) -> dict[str, LeaderQuota]:
-    """Per topic (``partitions``: its partition count), how many of its partitions each chosen broker leads:
-    the floor or ceil of its even share, the ceils taken by the brokers in spread order, each topic (in
-    name order) starting where the previous one stopped. Each topic is then even, and so is every broker's
-    total (floor or ceil of P/B). Driver-side, one row per topic."""
+    """Per topic with at least as many partitions as chosen brokers (``partitions``: partition counts), how
+    many of its partitions each chosen broker leads: the floor or ceil of its even share, the ceils taken
+    by the brokers in spread order, each topic (in name order) starting where the previous one stopped.
+    Each such topic is then even, and so is their sum per broker (floor or ceil). Smaller topics are not
+    listed: their leaders are balanced over the brokers as a whole (:func:`assign_leaders`). Driver-side,
+    one row per topic."""
     quotas: dict[str, LeaderQuota] = {}
     start = 0
     count = len(ctx.brokers)
     for topic in sorted(partitions):
         base, extra = divmod(partitions[topic], count)
+        if not base:
+            continue
         quotas[topic] = (base, start, extra)
         start = (start + extra) % count
     return quotas
@@ -750,22 +802,51 @@ def move_along_chains(
             break
 
 
+LEADER_ROUNDS = 2
+
+
 def _leaders(
     ctx: BalanceContext,
     currents: Mapping[tuple[str, int], Sequence[int]],
     filled: Mapping[tuple[str, int], tuple[int, ...]],
 ) -> dict[tuple[str, int], list[int]]:
+    partitions = topic_totals((t, 1) for t, _ in filled)
+    quotas = leader_quotas(ctx, partitions)
     by_topic: dict[str, list[tuple[int, tuple[int, ...], int | None]]] = {}
+    leaders: dict[tuple[str, int], int | None] = {}
     for (t, p), replicas in filled.items():
-        by_topic.setdefault(t, []).append((p, replicas, incumbent_leader(currents[(t, p)], replicas)))
-    quotas = leader_quotas(ctx, {t: len(parts) for t, parts in by_topic.items()})
-    leaders: dict[tuple[str, int], int] = {}
+        incumbent = incumbent_leader(currents[(t, p)], replicas)
+        if t in quotas:
+            by_topic.setdefault(t, []).append((p, replicas, incumbent))
+        else:
+            leaders[(t, p)] = incumbent
+    fixed: Counter[int] = Counter()  # leaders of the topics with quotas: the rounds below leave them alone
+    assigned: dict[tuple[str, int], int] = {}
     for t in sorted(by_topic):
         for p, b in assign_topic_leaders(ctx, quotas[t], by_topic[t]):
-            leaders[(t, p)] = b
-    if not within_tolerance(ctx, Counter(leaders.values()), len(filled)):
-        leaders.update(leader_chains(ctx, leaders, filled))
-    return {key: order_replicas(filled[key], leaders[key]) for key in sorted(filled)}
+            assigned[(t, p)] = b
+            fixed[b] += 1
+    for _ in range(LEADER_ROUNDS if leaders else 0):
+        led = Counter(b for b in leaders.values() if b is not None) + fixed
+        targets = counts_targets(ctx.brokers, led, len(filled))
+        if all(b is not None for b in leaders.values()) and all(led[b] <= targets[b] for b in ctx.brokers):
+            break
+        held: dict[int, list[tuple[str, int, int, int]]] = {}
+        for (t, p), b in leaders.items():
+            if b is not None and led[b] > targets[b]:
+                held.setdefault(b, []).append((t, p, 0, leader_rank(filled[(t, p)], led, targets)))
+        for b in sorted(held):
+            for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
+                leaders[(t, p)] = None
+        led = Counter(b for b in leaders.values() if b is not None) + fixed
+        orphans = [(t, p, filled[(t, p)]) for (t, p), b in leaders.items() if b is None]
+        topics = {t for t, _, _ in orphans}
+        topic_led = Counter((t, b) for (t, _), b in leaders.items() if b is not None and t in topics)
+        leaders.update(assign_leaders(ctx, orphans, led, targets, topic_led))
+    leaders.update(assigned)
+    if not within_tolerance(ctx, Counter(leaders.values()), len(filled)):  # type: ignore[arg-type]
+        leaders.update(leader_chains(ctx, leaders, filled))  # type: ignore[arg-type]
+    return {key: order_replicas(filled[key], leaders[key]) for key in sorted(filled)}  # type: ignore[arg-type]
 
 
 def leader_chains(

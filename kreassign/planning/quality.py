@@ -94,14 +94,14 @@ def _spread(values: Sequence[float], misplaced: float, total: float) -> Spread:
 
 
 def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
-    """(least unit moves to bring ``counts`` (one per broker) within floor..ceil of their mean, total)."""
+    """(least unit moves to bring ``counts`` (one per broker; brokers not listed hold 0) within floor..ceil
+    of their mean, total)."""
     values = list(counts)
-    values += [0] * (brokers - len(values))
     total = sum(values)
     floor, extra = divmod(total, brokers)
     ceil = floor + (1 if extra else 0)
     over = sum(v - ceil for v in values if v > ceil)
-    under = sum(floor - v for v in values if v < floor)
+    under = sum(floor - v for v in values if v < floor) + floor * (brokers - len(values))
     return max(over, under), total
 
 
@@ -125,14 +125,19 @@ def _bytes_spread(values: Sequence[float]) -> Spread:
 def _topic_dimension(
     name: str, unit: str, by_topic: Sequence[tuple[Counter[int], Counter[int]]], brokers: Sequence[int]
 ) -> Dimension:
+    """Over topics: the spread (max - min over the chosen brokers) of each. Reads only the brokers a topic
+    is on (the others hold 0), so it costs the topic's replicas, not topics x brokers."""
+    chosen = frozenset(brokers)
+    count = len(chosen)
     sides = []
     for side in (0, 1):
         spreads: list[int] = []
         misplaced = total = 0
         for counts in by_topic:
-            values = [counts[side].get(b, 0) for b in brokers]
-            spreads.append(max(values) - min(values))
-            m, t = count_misplaced(values, len(brokers))
+            values = [v for b, v in counts[side].items() if b in chosen and v]
+            zeros = count - len(values)
+            spreads.append((max(values) if values else 0) - (0 if zeros else min(values)))
+            m, t = count_misplaced(values, count)
             misplaced += m
             total += t
         sides.append(_spread(spreads, misplaced, total))
