@@ -639,13 +639,45 @@ partition and only one slot fits it; the next round, from the new counts, moves 
 
 
 def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, int], list[int]]:
-    """The whole pipeline in one process (the local engine). Same stages, same results as Spark's."""
-    sizes = {(t, p): size for t, p, _, size in rows}
+    """The whole pipeline in one process (the local engine). Same stages, same results as Spark's.
+
+    Replicas are placed topic-aware first; when that run needed to repair left-over vacancies (racks
+    nearly full) or moves more than the lower bound of :func:`kreassign.planning.quality.minimum_movement`,
+    the placement by bytes alone (the previous algorithm) is computed too and the one moving fewer
+    replicas wins (the topic-aware one on a tie): topic balance never costs a move."""
+    from kreassign.planning.quality import minimum_movement
+
     currents = {(t, p): replicas for t, p, replicas, _ in rows}
-    state = {(t, p): normalize_partition(ctx, replicas) for t, p, replicas, _ in rows}
+    normalized = {(t, p): normalize_partition(ctx, replicas) for t, p, replicas, _ in rows}
+    totals = topic_totals(((t, len(kept) + vacancies) for (t, _), (kept, vacancies) in normalized.items()))
+    final, repaired = place_replicas(rows, ctx, normalized, totals)
+    moved = replicas_added(currents, final)
+    if repaired or moved > minimum_movement(rows, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]:
+        plain, _ = place_replicas(rows, ctx, normalized, None)
+        if replicas_added(currents, plain) < moved:
+            final = plain
+    return _leaders(ctx, currents, final)
+
+
+def replicas_added(
+    currents: Mapping[tuple[str, int], Sequence[int]], plan: Mapping[tuple[str, int], Sequence[int]]
+) -> int:
+    return sum(len(set(replicas).difference(currents[key])) for key, replicas in plan.items())
+
+
+def place_replicas(
+    rows: Sequence[Row],
+    ctx: BalanceContext,
+    normalized: Mapping[tuple[str, int], tuple[tuple[int, ...], int]],
+    totals: Mapping[str, int] | None,
+) -> tuple[dict[tuple[str, int], tuple[int, ...]], bool]:
+    """Stages 2 to 5, round after round, then chains if needed: the replicas of every partition, and
+    whether some round had to repair left-over vacancies. ``totals`` None: shed by bytes only."""
+    sizes = {(t, p): size for t, p, _, size in rows}
+    state = dict(normalized)
     total = sum(len(kept) + vacancies for kept, vacancies in state.values())
     total_bytes = sum(sizes[key] * (len(kept) + vacancies) for key, (kept, vacancies) in state.items())
-    totals = topic_totals(((t, len(kept) + vacancies) for (t, _), (kept, vacancies) in state.items()))
+    repaired = False
     for _ in range(REPLICA_ROUNDS):
         counts: Counter[int] = Counter()
         held_bytes: Counter[int] = Counter()
@@ -665,14 +697,15 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
             for b in kept:
                 if deficits[b] < 0:
                     held.setdefault(b, []).append((t, p, sizes[(t, p)], shed_rank(ctx, b, kept, needy)))
+        by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
+        for (t, p), (kept, vacancies) in state.items():
+            by_topic.setdefault(t, []).append((p, kept, vacancies))
+
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
         for b in sorted(held):
             aim = shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers))
             for t, p in shed_from_broker(-deficits[b], aim, held[b], totals, len(ctx.brokers)):
                 shed_by_topic.setdefault(t, []).append((p, b))
-        by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
-        for (t, p), (kept, vacancies) in state.items():
-            by_topic.setdefault(t, []).append((p, kept, vacancies))
         topic_vacancies = {
             t: sum(v for _, _, v in parts) + len(shed_by_topic.get(t, ())) for t, parts in by_topic.items()
         }
@@ -690,6 +723,7 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
                 if newcomers:
                     received.append((t, p, replicas, newcomers))
         if leftovers:
+            repaired = True
             now = Counter(b for replicas in filled.values() for b in replicas)
             filled.update(repair_leftovers(ctx, leftovers, now, targets, received))
         if all(state[key][0] == replicas for key, replicas in filled.items()):
@@ -698,7 +732,7 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
     final = {key: kept for key, (kept, _) in state.items()}
     if not within_tolerance(ctx, Counter(b for kept in final.values() for b in kept), total):
         final.update(replica_chains(ctx, final))
-    return _leaders(ctx, currents, final)
+    return final, repaired
 
 
 def topic_totals(replicas: Iterable[tuple[str, int]]) -> dict[str, int]:

@@ -144,34 +144,45 @@ def _topic_dimension(
     return Dimension(name, unit, sides[0], sides[1])
 
 
-def minimum_movement(rows: Sequence[Row], brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
+def minimum_movement(
+    rows: Sequence[Row], brokers: Sequence[int], replication_factor: int | None, with_bytes: bool = True
+) -> tuple[int, int]:
     """A lower bound of the replicas (and bytes) any plan that evens out replicas per chosen broker must
     move: the replicas a partition must gain (broker removed, replication factor raised) plus, per broker,
-    what it keeps beyond its ``ceil`` target (the smallest such replicas for the bytes). Racks can only
-    raise it."""
+    what it must keep beyond its ``ceil`` target (the smallest such replicas for the bytes). A replica of
+    a partition whose replication factor goes down may be the one dropped, so it counts as kept by no
+    broker. Racks can only raise it."""
     chosen = set(brokers)
     kept: Counter[int] = Counter()
     sizes_on: dict[int, list[int]] = {}
     forced = forced_bytes = total = 0
     for _, _, current, size in rows:
         rf = replication_factor or len(current)
-        stay = [b for b in dict.fromkeys(current) if b in chosen][:rf]
-        kept.update(stay)
-        for b in stay:
-            sizes_on.setdefault(b, []).append(size)
-        forced += rf - len(stay)
-        forced_bytes += (rf - len(stay)) * size
+        stay = [b for b in dict.fromkeys(current) if b in chosen]
+        if len(stay) <= rf:
+            kept.update(stay)
+            if with_bytes:
+                for b in stay:
+                    sizes_on.setdefault(b, []).append(size)
+        missing = max(0, rf - len(stay))
+        forced += missing
+        forced_bytes += missing * size
         total += rf
-    floor, extra = divmod(total, len(brokers))
-    order = sorted(brokers, key=lambda b: -kept.get(b, 0))
     moves, moved_bytes = forced, forced_bytes
-    for i, b in enumerate(order):
-        target = floor + (1 if i < extra else 0)
-        surplus = kept.get(b, 0) - target
-        if surplus > 0:
-            moves += surplus
+    for b, surplus in excess_over_targets(kept, brokers, total).items():
+        moves += surplus
+        if with_bytes:
             moved_bytes += sum(heapq.nsmallest(surplus, sizes_on[b]))
     return moves, moved_bytes
+
+
+def excess_over_targets(kept: Mapping[int, int], brokers: Sequence[int], total: int) -> dict[int, int]:
+    """Per broker, what it keeps beyond its target when ``total`` replicas spread over ``brokers`` at floor
+    or ceil of the mean, the ceils to those keeping most."""
+    floor, extra = divmod(total, len(brokers))
+    order = sorted(brokers, key=lambda b: (-kept.get(b, 0), b))
+    surplus = {b: kept.get(b, 0) - floor - (1 if i < extra else 0) for i, b in enumerate(order)}
+    return {b: s for b, s in surplus.items() if s > 0}
 
 
 def measure_plan(

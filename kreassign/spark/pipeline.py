@@ -25,6 +25,7 @@ from pyspark.sql import types as T
 
 from kreassign.planning import balance
 from kreassign.planning.balance import BalanceContext, SlotPlan
+from kreassign.planning.quality import excess_over_targets
 
 DEFAULT_MASTER = "local[*]"
 _SNAPSHOT_SCHEMA = T.StructType(
@@ -132,6 +133,43 @@ def run_pipeline(
     total, total_bytes = int(totals["n"] or 0), int(totals["bytes"] or 0)
     per_topic = state.groupBy("topic").agg(F.sum(F.size("kept") + F.col("vacancies")).alias("n")).collect()
     topic_totals = balance.topic_totals((r.topic, int(r.n)) for r in per_topic)
+    placed, repaired = _place(state, ctx, topic_totals, total, total_bytes, spark)
+    moved = _replicas_added(placed)
+    if repaired or moved > _minimum_moves(state, ctx):  # as balance.plan_balanced: by bytes only, if fewer moves
+        plain, _ = _place(state, ctx, None, total, total_bytes, spark)
+        if _replicas_added(plain) < moved:
+            placed = plain
+    return _leaders(placed, ctx, spark)
+
+
+def _replicas_added(state: DataFrame) -> int:
+    return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
+
+
+def _minimum_moves(state: DataFrame, ctx: BalanceContext) -> int:
+    """:func:`kreassign.planning.quality.minimum_movement` (replicas only) from per-broker aggregates."""
+    chosen = list(ctx.brokers)
+    stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
+    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
+    rows = state.select(stay.alias("stay"), rf.alias("rf"))
+    sums = rows.select(
+        F.sum(F.greatest(F.lit(0), F.col("rf") - F.size("stay"))).alias("forced"), F.sum("rf").alias("total")
+    ).first()
+    kept = _collect_counts(rows.where(F.size("stay") <= F.col("rf")), "stay")
+    excess = excess_over_targets(kept, ctx.brokers, int(sums["total"] or 0))
+    return int(sums["forced"] or 0) + sum(excess.values())
+
+
+def _place(
+    state: DataFrame,
+    ctx: BalanceContext,
+    topic_totals: Mapping[str, int] | None,
+    total: int,
+    total_bytes: int,
+    spark: SparkSession,
+) -> tuple[DataFrame, bool]:
+    """The replica rounds and, if needed, the chains (:func:`kreassign.planning.balance.place_replicas`)."""
+    repaired = False
     for _ in range(balance.REPLICA_ROUNDS):
         counts = _collect_counts(state, "kept")
         held_bytes = _collect_counts(state, "kept", "size")
@@ -155,6 +193,7 @@ def run_pipeline(
         ]
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
+            repaired = True
             received = [
                 (r.topic, int(r.partition), _ints(r.kept), balance.newly_placed(_ints(r.before), _ints(r.kept)))
                 for r in filled.where("changed").select("topic", "partition", "kept", "before").collect()
@@ -175,7 +214,7 @@ def run_pipeline(
             (r.topic, int(r.partition)): _ints(r.kept) for r in state.select("topic", "partition", "kept").collect()
         }
         state = _replace(state, balance.replica_chains(ctx, final), "kept", spark).localCheckpoint()
-    return _leaders(state, ctx, spark)
+    return state, repaired
 
 
 def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
@@ -196,7 +235,7 @@ def _shed(
     ctx: BalanceContext,
     deficits: Mapping[int, int],
     aims: Mapping[int, int | None],
-    topic_totals: Mapping[str, int],
+    topic_totals: Mapping[str, int] | None,
 ) -> DataFrame:
     """Per over-target broker (one group each): the replicas it gives up."""
     over = [b for b, d in deficits.items() if d < 0]
@@ -253,11 +292,15 @@ def _fill(
 
 
 def _leaders(state: DataFrame, ctx: BalanceContext, spark: SparkSession) -> dict[tuple[str, int], list[int]]:
-    """Per topic (one group each): the leaders, within the topic's quota per broker."""
     per_topic = {r.topic: int(r[1]) for r in state.groupBy("topic").count().collect()}
+    partitions = sum(per_topic.values())
     quotas = balance.leader_quotas(ctx, per_topic)
+    first = F.col("current")[0]
+    rows = state.select("topic", "partition", "kept", "current")
+    quota_topics = F.broadcast(spark.createDataFrame([(t,) for t in sorted(quotas)], "topic string"))
 
-    def lead(pdf: pd.DataFrame) -> pd.DataFrame:
+    def topic_leaders(pdf: pd.DataFrame) -> pd.DataFrame:
+        """Per topic with a quota (one group each): its leaders."""
         topic = pdf["topic"].iloc[0]
         parts = [
             (int(p), _ints(k), balance.incumbent_leader(_ints(c), _ints(k)))
@@ -267,10 +310,71 @@ def _leaders(state: DataFrame, ctx: BalanceContext, spark: SparkSession) -> dict
         return pdf.assign(leader=[chosen[int(p)] for p in pdf["partition"]])[["topic", "partition", "kept", "leader"]]
 
     schema = "topic string, partition long, kept array<long>, leader long"
-    led = state.select("topic", "partition", "kept", "current").groupBy("topic").applyInPandas(lead, schema)
-    rows = led.collect()
-    replicas = {(r.topic, int(r.partition)): _ints(r.kept) for r in rows}
-    leaders = {(r.topic, int(r.partition)): int(r.leader) for r in rows}
-    if not balance.within_tolerance(ctx, Counter(leaders.values()), len(replicas)):
+    fixed_rows = (
+        rows.join(quota_topics, "topic").groupBy("topic").applyInPandas(topic_leaders, schema).localCheckpoint()
+        if quotas
+        else spark.createDataFrame([], schema)
+    )
+    fixed = Counter({int(r[0]): int(r[1]) for r in fixed_rows.groupBy("leader").count().collect()})
+    lead = (
+        rows.join(quota_topics, "topic", "left_anti")
+        .select("topic", "partition", "kept", F.when(F.array_contains("kept", first), first).alias("leader"))
+        .localCheckpoint()
+    )
+    for _ in range(balance.LEADER_ROUNDS if len(quotas) < len(per_topic) else 0):
+        led = _led(lead) + fixed
+        targets = balance.counts_targets(ctx.brokers, led, partitions)
+        orphans_left = lead.where("leader is null").limit(1).count() > 0
+        if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
+            break
+        over = [b for b in ctx.brokers if led[b] > targets[b]]
+        shed = _leader_shed(led, targets, per_topic, len(ctx.brokers))
+        dropped = (
+            lead.where(F.col("leader").isin(over)).groupBy("leader").applyInPandas(shed, "topic string, partition long")
+        )
+        lead = (
+            lead.join(dropped.withColumn("drop", F.lit(True)), ["topic", "partition"], "left")
+            .withColumn("leader", F.when(F.col("drop"), F.lit(None).cast("long")).otherwise(F.col("leader")))
+            .drop("drop")
+            .localCheckpoint()
+        )
+        led = _led(lead) + fixed
+        orphans = [(r.topic, int(r.partition), _ints(r.kept)) for r in lead.where("leader is null").collect()]
+        orphan_topics = F.broadcast(
+            spark.createDataFrame([(t,) for t in sorted({o[0] for o in orphans})], "topic string")
+        )
+        topic_led = {
+            (r.topic, int(r.leader)): int(r[2])
+            for r in lead.where("leader is not null")
+            .join(orphan_topics, "topic")
+            .groupBy("topic", "leader")
+            .count()
+            .collect()
+        }
+        chosen = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
+        lead = _replace(lead, chosen, "leader", spark).localCheckpoint()
+    rows_out = lead.unionByName(fixed_rows).collect()
+    replicas = {(r.topic, int(r.partition)): _ints(r.kept) for r in rows_out}
+    leaders = {(r.topic, int(r.partition)): int(r.leader) for r in rows_out}
+    if not balance.within_tolerance(ctx, Counter(leaders.values()), partitions):
         leaders.update(balance.leader_chains(ctx, leaders, replicas))
     return {key: balance.order_replicas(replicas[key], leaders[key]) for key in sorted(replicas)}
+
+
+def _led(lead: DataFrame) -> Counter[int]:
+    return Counter({int(r[0]): int(r[1]) for r in lead.where("leader is not null").groupBy("leader").count().collect()})
+
+
+def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
+    """Per broker above its leader target (one group each): the leaderships it gives up."""
+
+    def shed(pdf: pd.DataFrame) -> pd.DataFrame:
+        broker = int(pdf["leader"].iloc[0])
+        candidates = [
+            (t, int(p), 0, balance.leader_rank(_ints(k), led, targets))
+            for t, p, k in zip(pdf["topic"], pdf["partition"], pdf["kept"], strict=True)
+        ]
+        chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
+        return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
+
+    return shed

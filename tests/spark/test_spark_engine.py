@@ -17,7 +17,7 @@ from kreassign.cli.app import run
 from kreassign.planning.balance import make_context, plan_balanced
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from kreassign.spark import plan_balanced_spark
-from tests.unit.test_balance import build, cluster
+from tests.unit.test_balance import baseline_shape, build, cluster
 from tests.unit.test_generate_balanced_cli import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -71,6 +71,17 @@ def test_spark_and_local_engines_give_the_same_plan(spark, tmp_path, shape):
 def test_hypothesis_shape_with_leftovers(spark, tmp_path):
     shape = {"seed": 2215, "racks": 3, "per_rack": 3, "extra_old": -2, "partitions": 33, "rf": 2, "remove": 1}
     rack_of, rows, chosen, new_rf = build({**shape, "new_rf": None})
+    path = write(tmp_path / "snap.jsonl", rack_of, rows)
+    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
+    topics = sorted({t for t, _, _, _ in rows})
+    assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
+
+
+@pytest.mark.parametrize("index", [135, 178])
+def test_shapes_where_the_bytes_only_placement_moves_fewer(spark, tmp_path, index):
+    """Racks nearly full: the topic-aware run repairs left-overs, and both engines then pick the
+    placement by bytes alone the same way."""
+    rack_of, rows, chosen, new_rf = build(baseline_shape(index))
     path = write(tmp_path / "snap.jsonl", rack_of, rows)
     ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
     topics = sorted({t for t, _, _, _ in rows})
