@@ -164,6 +164,11 @@ def normalize_partition(ctx: BalanceContext, replicas: Sequence[int]) -> tuple[t
     """
     rf = ctx.target_rf(len(replicas))
     cap = ctx.rack_cap(rf)
+    group_of: dict[int, str] = ctx._group  # type: ignore[attr-defined]
+    if len(replicas) == rf and all(b in group_of for b in replicas):
+        groups = {group_of[b] for b in replicas}
+        if len(groups) == rf and len(set(replicas)) == rf:  # the usual case: nothing leaves
+            return tuple(replicas), 0
     kept: list[int] = []
     per_group: Counter[str] = Counter()
     for broker in replicas:
@@ -290,6 +295,8 @@ def needy_groups(ctx: BalanceContext, deficits: Mapping[int, int]) -> tuple[tupl
 def shed_rank(ctx: BalanceContext, broker: int, kept: Sequence[int], needy: tuple[tuple[str, int], ...]) -> int:
     """0 when some rack holding a broker below target could take this replica, else 1: shedding such
     replicas first lets the slots of the brokers below target fill them."""
+    if len(needy) >= len(kept):  # more racks with a needy broker than other replicas: one is free
+        return 0
     others = {ctx.group(b) for b in kept if b != broker}
     return 0 if any(count and group not in others for group, count in needy) else 1
 

@@ -197,36 +197,44 @@ def measure_plan(
     """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
     replicas after (leader first), ``brokers`` the chosen ones."""
     chosen = sorted(set(brokers))
-    replicas0: Counter[int] = Counter()
-    replicas1: Counter[int] = Counter()
-    leaders0: Counter[int] = Counter()
-    leaders1: Counter[int] = Counter()
     bytes0: Counter[int] = Counter()
     bytes1: Counter[int] = Counter()
     by_topic: dict[str, tuple[Counter[int], Counter[int], Counter[int], Counter[int]]] = {}
     moved = moved_bytes = leaders_changed = total_bytes = 0
-    for topic, partition, before, size in rows:
-        after = plan[(topic, partition)]
-        counters = by_topic.get(topic)
-        if counters is None:
-            counters = by_topic[topic] = (Counter(), Counter(), Counter(), Counter())
-        counters[0].update(before)
-        counters[1].update(after)
+    flat: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
+    topic = None
+
+    def close() -> None:
+        if topic is not None:
+            by_topic[topic] = tuple(Counter(values) for values in flat)  # type: ignore[assignment]
+
+    for name, partition, before, size in sorted(rows):
+        if name != topic:
+            close()
+            topic, flat = name, ([], [], [], [])
+        after = plan[(name, partition)]
+        flat[0].extend(before)
+        flat[1].extend(after)
         if before:
-            counters[2][before[0]] += 1
+            flat[2].append(before[0])
         if after:
-            counters[3][after[0]] += 1
+            flat[3].append(after[0])
         if size:
             for b in before:
                 bytes0[b] += size
             for b in after:
                 bytes1[b] += size
             total_bytes += size * len(before)
-        if before != after:
+        if before != tuple(after):
             added = len(set(after).difference(before))
             moved += added
             moved_bytes += added * size
             leaders_changed += bool(before and after and before[0] != after[0])
+    close()
+    replicas0: Counter[int] = Counter()
+    replicas1: Counter[int] = Counter()
+    leaders0: Counter[int] = Counter()
+    leaders1: Counter[int] = Counter()
     for c0, c1, l0, l1 in by_topic.values():
         replicas0.update(c0)
         replicas1.update(c1)
