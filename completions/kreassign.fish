@@ -40,6 +40,7 @@ complete -c kreassign -l engine -x -a 'auto local spark' -d 'Where --strategy ba
 complete -c kreassign -l spark-master -x -d 'Spark master URL for --engine spark (default local[*], an embedded session).'
 complete -c kreassign -l spark-conf -x -d 'A Spark setting for --engine spark, KEY=VALUE; repeat the option for more.'
 complete -c kreassign -l replication-factor -x -d 'With --strategy balanced, the replication factor every partition of the listed topics should end with (default: each keeps its own).'
+complete -c kreassign -l max-disk-usage -x -d 'With --strategy balanced, the share of a broker\'s disk (capacity_bytes of the snapshot, 0 < F <= 1, default 0.8) no broker may end above when it is not above it already; a plan that would is refused with an error.'
 complete -c kreassign -l version -d 'Display Kafka version.'
 complete -c kreassign -l zookeeper -x -d 'DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot path.'
 complete -c kreassign -l help -d 'Print usage information.'

@@ -301,6 +301,15 @@ _SPECS = (
         apache=False,
     ),
     OptionSpec(
+        "max-disk-usage",
+        Arity.REQUIRED,
+        help="kreassign: with --strategy balanced, the share of a broker's disk (capacity_bytes of the snapshot, "
+        "0 < F <= 1, default 0.8) no broker may end above when it is not above it already; a plan that would is "
+        "refused with an error. Brokers of unknown capacity are not checked.",
+        metavar="F",
+        apache=False,
+    ),
+    OptionSpec(
         "replication-factor",
         Arity.REQUIRED,
         int,
@@ -364,6 +373,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "spark-master",
         "spark-conf",
         "replication-factor",
+        "max-disk-usage",
     ),
     "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file"),
     "verify": ("fail-if-incomplete", "output"),

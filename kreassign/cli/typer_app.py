@@ -172,6 +172,10 @@ def kreassign(
         int | None,
         typer.Option("--replication-factor", help=_help("replication-factor"), metavar="N", rich_help_panel=_EXT),
     ] = None,
+    max_disk_usage: Annotated[
+        str | None,
+        typer.Option("--max-disk-usage", help=_help("max-disk-usage"), metavar="F", rich_help_panel=_EXT),
+    ] = None,
     version: Annotated[bool, typer.Option("--version", help=_help("version"))] = False,
     zookeeper: Annotated[
         str | None,
