@@ -33,7 +33,7 @@ def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
 def check_apache_strategy_options(args) -> None:
     """Options that only the balanced strategy reads are an error with the default strategy."""
     check_choice("engine", str(args.value("engine")), ENGINES)
-    for name in ("replication-factor", "spark-master", "spark-conf"):
+    for name in ("replication-factor", "spark-master", "spark-conf", "max-disk-usage"):
         if args.has(name):
             raise UsageError(f"--{name} needs --strategy balanced")
     if args.value("engine") == "spark":
@@ -48,6 +48,41 @@ def parse_spark_conf(pairs: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"Invalid --spark-conf '{pair}': expected KEY=VALUE")
         conf[key.strip()] = value
     return conf
+
+
+DEFAULT_MAX_DISK_USAGE = 0.8
+
+
+def parse_max_disk_usage(value: str | None) -> float:
+    if value is None:
+        return DEFAULT_MAX_DISK_USAGE
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0 < share <= 1:
+        raise UsageError(f"Invalid --max-disk-usage '{value}': expected a share of the disk, 0 < F <= 1 (e.g. 0.8)")
+    return share
+
+
+def check_disk_usage(
+    quality: PlanQuality, capacities: Mapping[int, int | None], other_bytes: Mapping[int, int], limit: float
+) -> None:
+    """Refuse a plan that leaves a broker of known capacity above ``limit`` of it, unless it was already
+    above and does not grow (the plan never makes a full disk worse)."""
+    before, after = quality.per_broker["bytes"]
+    for b in quality.brokers:
+        capacity = capacities.get(b)
+        if not capacity:
+            continue
+        used_before = before.get(b, 0) + other_bytes.get(b, 0)
+        used_after = after.get(b, 0) + other_bytes.get(b, 0)
+        if used_after > limit * capacity and used_after > used_before:
+            raise CommandError(
+                f"The balanced plan would fill broker {b} to {100 * used_after / capacity:.1f}% of its "
+                f"{capacity} bytes (--max-disk-usage {limit:g}); no plan was written. Add brokers or disks, "
+                "or list fewer topics."
+            )
 
 
 def choose_engine(engine: str, partitions: int, spark_master: str | None = None) -> str:
@@ -96,6 +131,7 @@ def generate_balanced(
     spark_conf: Mapping[str, str],
     out: Output,
     report: Callable[[PlanQuality, str], None],
+    max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
 ) -> GenerateResult:
     """Prints the proposal (Apache layout) on ``out``; hands the plan report (:mod:`kreassign.planning.quality`)
     and the engine used to ``report``."""
@@ -112,21 +148,20 @@ def generate_balanced(
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     else:
         plan = plan_balanced(rows, ctx)
+    capacities, other_bytes = broker_disks(port, topics)
+    quality = measure_plan(
+        rows,
+        plan,
+        [b.id for b in usable],
+        replication_factor=replication_factor,
+        capacities=capacities,
+        other_bytes=other_bytes,
+    )
+    check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
     current_replicas = {tp: list(info.replicas) for tp, info in current.items()}
     proposal = {TopicPartition(t, p): replicas for (t, p), replicas in plan.items()}
     result = print_proposal(out, current_replicas, inputs.log_dirs, proposal)
-    capacities, other_bytes = broker_disks(port, topics)
-    report(
-        measure_plan(
-            rows,
-            plan,
-            [b.id for b in usable],
-            replication_factor=replication_factor,
-            capacities=capacities,
-            other_bytes=other_bytes,
-        ),
-        used,
-    )
+    report(quality, used)
     return result
 
 

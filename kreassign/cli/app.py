@@ -196,6 +196,7 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None], 
             spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
             out=text_out,
             report=lambda quality, engine: reports.append((quality, engine)),
+            max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
         )
         quality, engine = reports[0]
         _stderr(render_plan_report(quality, engine, terminal=_stderr is _default_stderr and sys.stderr.isatty()))

@@ -221,3 +221,24 @@ def test_auto_engine(engine, partitions, master, expected):
     from kreassign.actions.balanced import choose_engine
 
     assert choose_engine(engine, partitions, master) == expected
+
+
+def test_max_disk_usage_refuses_a_plan_that_fills_a_broker(tmp_path, topics_file, monkeypatch):
+    """Brokers 3 and 4 (just added) have 10,000-byte disks: the balanced plan would put 9,000 bytes on each."""
+    partitions = tuple(SnapshotPartition(p, (1 + p % 2, 2 - p % 2), (None, None), 1000 * (p + 1)) for p in range(6))
+    brokers = (
+        SnapshotBroker(1, "a", ("/d",), 100_000),
+        SnapshotBroker(2, "b", ("/d",), 100_000),
+        SnapshotBroker(3, "a", ("/d",), 10_000),
+        SnapshotBroker(4, "b", ("/d",), 10_000),
+    )
+    path = tmp_path / "cluster.jsonl"
+    save_snapshot(ClusterSnapshot(brokers, {"orders": SnapshotTopic("orders", partitions, 2)}), str(path))
+    code, out, err = cli(generate(path, topics_file, "--strategy", "balanced"), monkeypatch)
+    assert code == 1 and out.startswith("Error: The balanced plan would fill broker 3 to"), out
+    assert "(--max-disk-usage 0.8)" in out and "Current partition" not in out and err == ""
+    code, out, err = cli(generate(path, topics_file, "--strategy", "balanced", "--max-disk-usage", "1"), monkeypatch)
+    assert code == 0 and out.startswith("Current partition replica assignment"), out
+    assert "disk use %" in err
+    code, out, _ = cli(generate(path, topics_file, "--strategy", "balanced", "--max-disk-usage", "80"), monkeypatch)
+    assert code == 1 and "Invalid --max-disk-usage '80'" in out + _
