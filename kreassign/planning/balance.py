@@ -686,18 +686,18 @@ def place_replicas(
     total_bytes = sum(sizes[key] * (len(kept) + vacancies) for key, (kept, vacancies) in state.items())
     repaired = False
     for _ in range(REPLICA_ROUNDS):
-        counts: Counter[int] = Counter()
-        held_bytes: Counter[int] = Counter()
-        open_total = 0
-        for key, (kept, vacancies) in state.items():
-            counts.update(kept)
-            open_total += vacancies
-            for b in kept:
-                held_bytes[b] += sizes[key]
+        counts: Counter[int] = Counter(b for kept, _ in state.values() for b in kept)
+        open_total = sum(vacancies for _, vacancies in state.values())
         targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
             break
+        held_bytes: Counter[int] = Counter()
+        for key, (kept, _) in state.items():
+            size = sizes[key]
+            if size:
+                for b in kept:
+                    held_bytes[b] += size
         needy = needy_groups(ctx, deficits)
         held: dict[int, list[tuple[str, int, int, int]]] = {}
         for (t, p), (kept, _) in state.items():

@@ -153,26 +153,33 @@ def minimum_movement(
     a partition whose replication factor goes down may be the one dropped, so it counts as kept by no
     broker. Racks can only raise it."""
     chosen = set(brokers)
-    kept: Counter[int] = Counter()
-    sizes_on: dict[int, list[int]] = {}
+    flat: list[int] = []
     forced = forced_bytes = total = 0
     for _, _, current, size in rows:
         rf = replication_factor or len(current)
-        stay = [b for b in dict.fromkeys(current) if b in chosen]
+        stay = current if chosen.issuperset(current) else [b for b in current if b in chosen]
+        if len(set(stay)) < len(stay):  # a broker listed twice (invalid, but counted once)
+            stay = list(dict.fromkeys(stay))
         if len(stay) <= rf:
-            kept.update(stay)
-            if with_bytes:
-                for b in stay:
-                    sizes_on.setdefault(b, []).append(size)
-        missing = max(0, rf - len(stay))
-        forced += missing
-        forced_bytes += missing * size
+            flat.extend(stay)
+        if len(stay) < rf:
+            forced += rf - len(stay)
+            forced_bytes += (rf - len(stay)) * size
         total += rf
+    kept = Counter(flat)
     moves, moved_bytes = forced, forced_bytes
-    for b, surplus in excess_over_targets(kept, brokers, total).items():
-        moves += surplus
-        if with_bytes:
-            moved_bytes += sum(heapq.nsmallest(surplus, sizes_on[b]))
+    surplus = excess_over_targets(kept, brokers, total)
+    moves += sum(surplus.values())
+    if with_bytes and surplus:
+        sizes_on: dict[int, list[int]] = {b: [] for b in surplus}
+        for _, _, current, size in rows:
+            rf = replication_factor or len(current)
+            stay = list(dict.fromkeys(b for b in current if b in chosen))
+            if len(stay) <= rf:
+                for b in stay:
+                    if b in sizes_on:
+                        sizes_on[b].append(size)
+        moved_bytes += sum(sum(heapq.nsmallest(n, sizes_on[b])) for b, n in surplus.items())
     return moves, moved_bytes
 
 
