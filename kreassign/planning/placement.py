@@ -53,6 +53,7 @@ from kreassign.javacompat.hashmap import (
     iteration_order,
 )
 from kreassign.javacompat.random import JavaRandom, java_shuffle
+from kreassign.javacompat.text import utf16_units
 from kreassign.model import TopicPartition
 from kreassign.planning.placement_model import InvalidReplicationFactorError, UsableBroker
 
@@ -182,7 +183,7 @@ class _ClusterLayout:
 
 def _optional_string_sort_key(rack: str | None) -> tuple[int, bytes]:
     """``OptionalStringComparator``: empty first, then ``String.compareTo`` (UTF-16 code units)."""
-    return (0, b"") if rack is None else (1, rack.encode("utf-16-be"))
+    return (0, b"") if rack is None else (1, utf16_units(rack))
 
 
 class _PlacementLoopError(RuntimeError):
