@@ -15,12 +15,12 @@ Standard library only.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError, InvalidJsonError
+from kreassign.javacompat.arithmetic import INT_MAX, INT_MIN
 from kreassign.javacompat.hashes import (
     java_int_compare,
     java_int_hash,
@@ -29,10 +29,17 @@ from kreassign.javacompat.hashes import (
     java_topic_partition_hash,
 )
 from kreassign.javacompat.hashmap import hash_set_order
-from kreassign.javacompat.jackson_nodes import INT_MAX, INT_MIN, JsonValue
+from kreassign.javacompat.jackson_nodes import JsonValue
 from kreassign.javacompat.jackson_reader import JacksonError, gc_paused, try_parse_full
 from kreassign.javacompat.jackson_writer import node_to_string, quote_json_string
-from kreassign.javacompat.text import decode_utf8_like_java, has_supplementary_characters, java_code_units, utf16_units
+from kreassign.javacompat.text import (
+    decode_utf8_like_java,
+    has_supplementary_characters,
+    java_collection_text,
+    java_parse_int,
+    java_split_on_comma,
+    utf16_units,
+)
 from kreassign.model import ANY_LOG_DIR, ReassignmentPlan, TopicPartition, TopicPartitionReplica
 
 __all__ = [
@@ -118,11 +125,6 @@ def _unsupported_version(version: int) -> InvalidJsonError:
     return InvalidJsonError(f"Not supported version field value {version}")
 
 
-def _java_list_text(items: Iterable[object]) -> str:
-    """``AbstractCollection.toString()``."""
-    return "[" + ", ".join(map(str, items)) + "]"
-
-
 # ---------------------------------------------------------------------------------------------------
 # Reassignment JSON
 # ---------------------------------------------------------------------------------------------------
@@ -200,8 +202,8 @@ def _checked_entry(fields: dict[str, JsonValue]) -> _Entry:
     dirs = _decode_list(fields["log_dirs"], _decode_string) if has_dirs else [ANY_LOG_DIR] * len(replicas)
     if len(replicas) != len(dirs):
         raise CommandError(
-            f"Size of replicas list {_java_list_text(replicas)} is different from size of log dirs list "
-            f"{_java_list_text(dirs)} for partition {TopicPartition(topic, partition)}"
+            f"Size of replicas list {java_collection_text(replicas)} is different from size of log dirs list "
+            f"{java_collection_text(dirs)} for partition {TopicPartition(topic, partition)}"
         )
     return topic, partition, replicas, dirs
 
@@ -320,13 +322,13 @@ def parse_broker_list(text: str) -> list[int]:
 def check_broker_list_duplicates(brokers: Sequence[int]) -> None:
     repeated = java_duplicates(brokers, java_int_hash, java_int_compare)
     if repeated:
-        raise CommandError(f"Broker list contains duplicate entries: {_java_list_text(repeated)}")
+        raise CommandError(f"Broker list contains duplicate entries: {java_collection_text(repeated)}")
 
 
 def check_topic_duplicates(topics: Sequence[str]) -> None:
     repeated = java_duplicates(topics, java_string_hash, java_string_compare)
     if repeated:
-        raise CommandError(f"List of topics to reassign contains duplicate entries: {_java_list_text(repeated)}")
+        raise CommandError(f"List of topics to reassign contains duplicate entries: {java_collection_text(repeated)}")
 
 
 def parse_generate_assignment_args(topics_json: str, broker_list: str) -> tuple[list[int], list[str]]:
@@ -336,41 +338,6 @@ def parse_generate_assignment_args(topics_json: str, broker_list: str) -> tuple[
     topics = parse_topics_to_move_json(topics_json)
     check_topic_duplicates(topics)
     return brokers, topics
-
-
-def java_split_on_comma(text: str) -> list[str]:
-    """``String.split(",")``: no separator gives the whole text; otherwise trailing empties are dropped."""
-    parts = text.split(",")
-    if len(parts) == 1:
-        return parts
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
-def java_parse_int(text: str) -> int:
-    """``Integer.parseInt(text)``: optional sign, then Unicode decimal digits (UTF-16 units), 32 bits."""
-    units = java_code_units(text)
-    if not units:
-        raise _number_format_error(text)
-    negative = units[0] == "-"
-    digits = units[1:] if units[0] in "+-" else units
-    if not digits:
-        raise _number_format_error(text)
-    value = 0
-    for unit in digits:
-        digit = unicodedata.decimal(unit, -1)
-        if digit < 0:
-            raise _number_format_error(text)
-        value = value * 10 + digit
-        if value > INT_MAX + negative:
-            raise _number_format_error(text)
-    return -value if negative else value
-
-
-def _number_format_error(text: str) -> CommandError:
-    """``NumberFormatException.forInputString(s, 10)``."""
-    return CommandError(f'For input string: "{text}"')
 
 
 _K = TypeVar("_K", bound=Hashable)

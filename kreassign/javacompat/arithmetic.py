@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Final
+
+INT_MIN: Final = -(2**31)
+INT_MAX: Final = 2**31 - 1
+LONG_MIN: Final = -(2**63)
+LONG_MAX: Final = 2**63 - 1
+
 
 def to_int32(value: int) -> int:
     """Wrap like a Java ``(int)`` cast: keep the low 32 bits, two's complement."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Final, TypeAlias
 
+from kreassign.javacompat.arithmetic import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
+
+__all__ = ["INT_MAX", "INT_MIN", "LONG_MAX", "LONG_MIN", "MISSING", "JsonValue", "is_int_node", "is_long_node"]
+
 
 class _MissingNode:
     """Jackson's ``MissingNode``: what ``readTree`` returns for a document with no content."""
@@ -27,11 +31,6 @@ class _MissingNode:
 MISSING: Final = _MissingNode()
 
 JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | _MissingNode | None"
-
-INT_MIN: Final = -(2**31)
-INT_MAX: Final = 2**31 - 1
-LONG_MIN: Final = -(2**63)
-LONG_MAX: Final = 2**63 - 1
 
 
 def is_int_node(value: object) -> bool:

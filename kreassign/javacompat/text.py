@@ -2,15 +2,20 @@
 
 A Java ``String`` is a sequence of UTF-16 code units; we hold the Python string whose UTF-16 encoding
 (with ``surrogatepass``) is the same, valid surrogate pairs joined into one code point. The helpers here
-give Java's view of such a string: its code units, its length, its order, and what ``new String(bytes,
-UTF_8)`` makes of a file.
+give Java's view of such a string: its code units, its length, its order, ``String.split(",")``,
+``Integer.parseInt``, a collection's ``toString()``, and what ``new String(bytes, UTF_8)`` makes of a file.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from array import array
+from collections.abc import Iterable
 from typing import Final
+
+from kreassign.errors import CommandError
+from kreassign.javacompat.arithmetic import INT_MAX
 
 _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -57,6 +62,46 @@ def java_string_compare(a: str, b: str) -> int:
         a_units, b_units = utf16_units(a), utf16_units(b)
         return (a_units > b_units) - (a_units < b_units)
     return (a > b) - (a < b)
+
+
+def java_collection_text(items: Iterable[object]) -> str:
+    """``AbstractCollection.toString()``: ``[a, b, c]``."""
+    return "[" + ", ".join(map(str, items)) + "]"
+
+
+def java_split_on_comma(text: str) -> list[str]:
+    """``String.split(",")``: no separator gives the whole text; otherwise trailing empties are dropped."""
+    parts = text.split(",")
+    if len(parts) == 1:
+        return parts
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def java_parse_int(text: str) -> int:
+    """``Integer.parseInt(text)``: optional sign, then Unicode decimal digits (UTF-16 units), 32 bits."""
+    units = java_code_units(text)
+    if not units:
+        raise _number_format_error(text)
+    negative = units[0] == "-"
+    digits = units[1:] if units[0] in "+-" else units
+    if not digits:
+        raise _number_format_error(text)
+    value = 0
+    for unit in digits:
+        digit = unicodedata.decimal(unit, -1)
+        if digit < 0:
+            raise _number_format_error(text)
+        value = value * 10 + digit
+        if value > INT_MAX + negative:
+            raise _number_format_error(text)
+    return -value if negative else value
+
+
+def _number_format_error(text: str) -> CommandError:
+    """``NumberFormatException.forInputString(s, 10)``."""
+    return CommandError(f'For input string: "{text}"')
 
 
 def decode_utf8_like_java(data: bytes) -> str:
