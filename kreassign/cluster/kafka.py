@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kreassign.cluster.client_config import ClientConfig
+from kreassign.cluster.client_errors import ClientErrors
 from kreassign.cluster.controller_quorum import ControllerQuorum
 from kreassign.cluster.kafka_errors import (
     ELECTION_NOT_NEEDED,
@@ -32,7 +33,6 @@ from kreassign.cluster.kafka_errors import (
     INVALID_TOPIC,
     KAFKA_STORAGE_ERROR,
     LEADERSHIP_MOVED,
-    TIMEOUT_EXCEPTION,
     UNKNOWN_TOPIC_EXCEPTION,
     UNKNOWN_TOPIC_OR_PARTITION,
     JavaException,
@@ -54,7 +54,6 @@ from kreassign.cluster.librdkafka_calls import (
     refuse_names_librdkafka_would_cut,
     scrub_secrets,
     source_value,
-    without_librdkafka_prefix,
 )
 from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import (
@@ -73,10 +72,6 @@ LOG.addHandler(logging.NullHandler())
 # librdkafka's own log lines (connection refused, ...) go to this logger; the CLI decides whether to show them.
 LIBRDKAFKA_LOG = logging.getLogger(f"{__name__}.librdkafka")
 
-UNSUPPORTED_WITH_CONTROLLERS = (
-    ERRORS_PACKAGE + "UnsupportedEndpointTypeException: This Admin API is not yet supported when "
-    "communicating directly with the controller quorum."
-)
 RF_CHANGE_UNSUPPORTED = (
     "The broker does not support the AllowReplicationFactorChange option for the "
     "AlterPartitionReassignments API. Consider re-sending the request without the option or updating "
@@ -164,6 +159,9 @@ class KafkaCluster:
             self.api_timeout_s = configured / 1000.0
         else:
             self.api_timeout_s = max(float(request_timeout_s), self.config.request_timeout_ms / 1000.0)
+        self.errors = ClientErrors(
+            self.address, self.using_controllers, self.api_timeout_s, self.config.security_protocol
+        )
         self._admin: Any = None  # confluent_kafka.admin.AdminClient
         self._legacy: Any = None  # kafka.admin.KafkaAdminClient
         self._quorum: ControllerQuorum | None = None
@@ -183,100 +181,11 @@ class KafkaCluster:
     def using_controllers(self) -> bool:
         return self.bootstrap_controllers is not None
 
-    # -------------------------------------------------------------------------- errors
-    def timeout_error(self, call: str) -> ClusterTimeoutError:
-        """Java's text for a call that found no node before its deadline; a note names the address."""
-        error = ClusterTimeoutError(f"{TIMEOUT_EXCEPTION}: Timed out waiting for a node assignment. Call: {call}")
-        kind = "bootstrap controllers" if self.using_controllers else "bootstrap servers"
-        option = "--bootstrap-controller" if self.using_controllers else "--bootstrap-server"
-        error.add_note(f"No answer from the {kind} {self.address} within {self.api_timeout_s:g} s.")
-        error.add_note(
-            f"Check that {option} names a listener reachable from this host (host, port, firewall) and that "
-            f"its security protocol is {self.config.security_protocol} (else set security.protocol in the "
-            "--command-config file)."
-        )
-        return error
-
-    def unknown_nodes_error(self, call: str, missing: Sequence[str], known: Sequence[str]) -> ClusterTimeoutError:
-        """Java's text for a call sent to node ids the cluster does not report (Java waits for them until
-        its deadline); the note names those ids, not the bootstrap address, which did answer."""
-        error = ClusterTimeoutError(f"{TIMEOUT_EXCEPTION}: Timed out waiting for a node assignment. Call: {call}")
-        kind, where = ("controller", "quorum") if self.using_controllers else ("broker", "cluster")
-        plural = "s" if len(missing) > 1 else ""
-        error.add_note(
-            f"{kind.capitalize()}{plural} {', '.join(missing)} {'are' if plural else 'is'} not in the {where} "
-            f"{self.address}, which reports {kind}s {', '.join(known) or '(none)'}: the Apache tool waits for "
-            f"{'them' if plural else 'it'} until its deadline ({self.api_timeout_s:g} s) and then fails with this "
-            "error; kreassign fails at once. Check the broker ids in the input."
-        )
-        return error
-
-    def _sasl_failure(self, detail: str) -> ClusterError:
-        error = ClusterError(f"{ERRORS_PACKAGE}SaslAuthenticationException: {detail}")
-        error.add_note(
-            f"The cluster at {self.address} refused the SASL login: check sasl.mechanism and the username and "
-            "password in sasl.jaas.config of the --command-config file, and that the user exists for that "
-            "mechanism (kafka-configs --describe --entity-type users for SCRAM)."
-        )
-        return error
-
-    def _librdkafka_error(self, error: Any, call: str) -> ClusterError:
-        """A ``confluent_kafka.KafkaError`` as the Java exception the Apache tool would report."""
-        from confluent_kafka import KafkaError
-
-        code = error.code()
-        if code > 0:
-            text = error.str()
-            generic = KafkaError(code).str()
-            return error_for(java_exception(code, None if text == generic else text))
-        if code in (
-            KafkaError._TIMED_OUT,
-            KafkaError._TIMED_OUT_QUEUE,
-            KafkaError._TRANSPORT,
-            KafkaError._ALL_BROKERS_DOWN,
-            KafkaError._RESOLVE,
-        ):
-            return self.timeout_error(call)
-        if code == KafkaError._AUTHENTICATION:
-            return self._sasl_failure(without_librdkafka_prefix(error.str()))
-        if code == KafkaError._SSL:
-            failure = ClusterError(f"{ERRORS_PACKAGE}SslAuthenticationException: SSL handshake failed")
-            failure.add_note(error.str())
-            failure.add_note(
-                f"The TLS handshake with {self.address} failed: check that the listener speaks "
-                f"{self.config.security_protocol}, that ssl.truststore.* in the --command-config file holds the "
-                "CA that signed the broker certificate, that the broker's certificate matches the host name "
-                "(or set ssl.endpoint.identification.algorithm= to skip that check), and ssl.keystore.* if "
-                "the broker requires client certificates."
-            )
-            return failure
-        return ClusterError(f"org.apache.kafka.common.KafkaException: {error.str()}")
-
-    def _kafka_python_error(self, exc: BaseException, call: str) -> KreassignError:
-        import kafka.errors as errors
-
-        if isinstance(exc, KreassignError):
-            return exc
-        if isinstance(exc, retriable_kafka_python_errors()):
-            return self.timeout_error(call)
-        if isinstance(exc, errors.IncompatibleBrokerVersion):
-            return ClusterError(f"{ERRORS_PACKAGE}UnsupportedVersionException: {exc}")
-        if isinstance(exc, errors.SaslAuthenticationFailedError):
-            return self._sasl_failure(str(exc).split(": ", 1)[-1])
-        if isinstance(exc, errors.BrokerResponseError) and getattr(exc, "errno", None) is not None:
-            return error_for(java_exception(exc.errno))
-        if isinstance(exc, errors.KafkaConfigurationError | ValueError | TypeError):
-            return ConfigError(f"the Kafka client (kafka-python) refused the client configuration: {exc}")
-        return ClusterError(f"org.apache.kafka.common.KafkaException: {exc}")
-
-    def _unsupported_with_controllers(self) -> ClusterError:
-        return ClusterError(UNSUPPORTED_WITH_CONTROLLERS)
-
     # -------------------------------------------------------------------------- clients
     def _librdkafka(self) -> Any:
         """confluent-kafka's AdminClient (brokers only: librdkafka cannot talk to controllers)."""
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         if self._admin is None:
             from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
@@ -316,7 +225,7 @@ class KafkaCluster:
                     **conf,
                 )
             except Exception as exc:
-                raise self._kafka_python_error(exc, call) from exc
+                raise self.errors.from_kafka_python(exc, call) from exc
         return self._legacy
 
     def _controller_quorum(self) -> ControllerQuorum:
@@ -347,9 +256,9 @@ class KafkaCluster:
             except concurrent.futures.TimeoutError:
                 self._admin.poll(0)
                 if self._fatal_errors:
-                    raise self._librdkafka_error(self._fatal_errors[0], call) from None
+                    raise self.errors.from_librdkafka(self._fatal_errors[0], call) from None
                 if time.monotonic() >= deadline:
-                    raise self.timeout_error(call) from None
+                    raise self.errors.timeout(call) from None
 
     def _on_librdkafka_error(self, error: Any) -> None:
         from confluent_kafka import KafkaError
@@ -368,7 +277,7 @@ class KafkaCluster:
             error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
             if error is None:
                 raise ClusterError(f"org.apache.kafka.common.KafkaException: {exc}") from exc
-            raise self._librdkafka_error(error, call) from exc
+            raise self.errors.from_librdkafka(error, call) from exc
 
     def _run_kafka_python(self, call: str, coroutine: Callable[..., Any], *args: Any) -> Any:
         """Run a coroutine on kafka-python's I/O thread; its errors become Java-like errors."""
@@ -376,11 +285,11 @@ class KafkaCluster:
         try:
             return runner.run(coroutine, *args)
         except UnknownNodes as unknown:
-            raise self.unknown_nodes_error(call, unknown.missing, unknown.known) from None
+            raise self.errors.unknown_nodes(call, unknown.missing, unknown.known) from None
         except CallTimedOut:
-            raise self.timeout_error(call) from None
+            raise self.errors.timeout(call) from None
         except Exception as exc:
-            raise self._kafka_python_error(exc, call) from exc
+            raise self.errors.from_kafka_python(exc, call) from exc
 
     async def _send_to_controller(self, build: Callable[[], Any], deadline: float) -> Any:
         """Send to the controller (brokers forward it in KRaft), retrying until the deadline."""
@@ -416,7 +325,7 @@ class KafkaCluster:
         """The replicas grouped by broker then topic, for one kafka-python request per broker (which
         controllers do not serve)."""
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
         by_broker: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         for replica in replicas:
@@ -473,7 +382,7 @@ class KafkaCluster:
                 error = exc.args[0]
                 if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                     raise UnknownTopicOrPartitionError(f"{UNKNOWN_TOPIC_EXCEPTION}: Topic {name} not found.") from exc
-                raise self._librdkafka_error(error, call) from exc
+                raise self.errors.from_librdkafka(error, call) from exc
             described[name] = sorted(
                 (
                     PartitionInfo(
@@ -629,7 +538,7 @@ class KafkaCluster:
         failures: dict[TopicPartitionReplica, JavaException | KreassignError] = {}
         accepted: set[TopicPartitionReplica] = set()
         if self.using_controllers:
-            failures = dict.fromkeys(moves, self._unsupported_with_controllers())
+            failures = dict.fromkeys(moves, self.errors.unsupported_with_controllers())
         else:
             failures, accepted = self._alter_replica_log_dirs(moves, call, AlterReplicaLogDirsRequest)
         for replica in java_order:
@@ -710,7 +619,7 @@ class KafkaCluster:
         if not wanted:
             return {}
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
         known = self._known_brokers(wanted, call)
         requests = {broker_id: (lambda: DescribeLogDirsRequest(topics=None)) for broker_id in sorted(known)}
@@ -775,7 +684,7 @@ class KafkaCluster:
     def _send_to_known_brokers(self, call: str, requests: Mapping[int, Callable[[], Any]]) -> dict[int, Any]:
         """One kafka-python request per broker (not through controllers); an unknown broker times out."""
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
         missing = set(requests) - self._known_brokers(requests, call)
         if missing:
@@ -883,7 +792,7 @@ class KafkaCluster:
         except KreassignError:
             live = []
         unknown = UnknownNodes(missing, live)
-        return self.unknown_nodes_error(call, unknown.missing, unknown.known)
+        return self.errors.unknown_nodes(call, unknown.missing, unknown.known)
 
     # -------------------------------------------------------------------------- leaders and offsets
     def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
@@ -912,7 +821,7 @@ class KafkaCluster:
                 continue
             tp = TopicPartition(native.topic, native.partition)
             if error.code() > 0:
-                failures[tp] = java_message(self._librdkafka_error(error, call))
+                failures[tp] = java_message(self.errors.from_librdkafka(error, call))
             else:
                 failures[tp] = error.str()
         return failures
@@ -948,7 +857,7 @@ class KafkaCluster:
                     elif (error.retriable() or error.code() in LEADERSHIP_MOVED) and time.monotonic() < deadline:
                         retry.append(tp)  # leadership moved: ask the new leader, as Java does
                     else:
-                        raise self._librdkafka_error(error, call) from exc
+                        raise self.errors.from_librdkafka(error, call) from exc
             pending = retry
             if pending:
                 time.sleep(RETRY_BACKOFF_S)
@@ -977,8 +886,8 @@ class KafkaCluster:
         except Exception as exc:
             error = exc.args[0] if exc.args else None
             if hasattr(error, "code"):
-                raise self._librdkafka_error(error, "listTopics") from exc
-            raise self.timeout_error("listTopics") from exc
+                raise self.errors.from_librdkafka(error, "listTopics") from exc
+            raise self.errors.timeout("listTopics") from exc
         return sorted(metadata.topics)
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
