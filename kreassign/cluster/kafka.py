@@ -11,8 +11,12 @@ Both clients are imported inside methods, so importing this module stays cheap.
 
 Errors carry the text the Apache tool prints after ``Error: ``: Java's exception class and
 ``getMessage()``, which is the broker's error message when it sent one, else the default message
-of the Kafka error code (``kafka_errors``). Where Java would wait for a broker that is not in the cluster metadata until its
-deadline, the same error is raised at once.
+of the Kafka error code (``kafka_errors``); the clients' own failures read the same way
+(``client_errors``). Where Java would wait for a broker that is not in the cluster metadata until its
+deadline, the same error is raised at once, after the calls Java completes meanwhile.
+
+Modules of this adapter: ``controller_quorum`` (``--bootstrap-controller``), ``kafka_python_calls`` and
+``librdkafka_calls`` (shaping calls for each client), ``client_config`` (``--command-config``).
 """
 
 from __future__ import annotations
