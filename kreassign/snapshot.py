@@ -339,11 +339,12 @@ class SnapshotCluster:
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
         index = self._partitions()
+        brokers = {b.id for b in self.snapshot.brokers}
         result = {}
         for replica in replicas:
             p = index.get((replica.topic, replica.partition))
             if p is None or replica.broker_id not in p.replicas:
-                if replica.broker_id in self._broker_ids():
+                if replica.broker_id in brokers:
                     result[replica] = ReplicaLogDirInfo(current=None)  # the broker does not host it
                 continue
             if not p.log_dirs:
@@ -352,9 +353,6 @@ class SnapshotCluster:
             if log_dir is not None:
                 result[replica] = ReplicaLogDirInfo(current=log_dir)
         return result
-
-    def _broker_ids(self) -> set[int]:
-        return {b.id for b in self.snapshot.brokers}
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
         brokers = {b.id: b for b in self.snapshot.brokers}

@@ -130,8 +130,8 @@ class ClusterPort(Protocol):
         ...
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
-        """Every log directory of each broker with the size of each current replica in
-        it (offline snapshots). Brokers a snapshot does not know are left out."""
+        """Every log directory of each broker with the size of each current replica in it (for offline
+        snapshots). A live cluster fails on a broker it does not know; a snapshot leaves it out."""
         ...
 
     def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
