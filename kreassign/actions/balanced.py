@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, print_proposal, read_generate_inputs
 from kreassign.cluster.port import ClusterPort
-from kreassign.errors import UsageError
+from kreassign.errors import CommandError, UsageError
 from kreassign.model import TopicPartition
 from kreassign.planning.balance import Row, make_context, plan_balanced
 from kreassign.planning.quality import PlanQuality, measure_plan
@@ -138,7 +138,7 @@ def generate_balanced(
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     else:
         plan = plan_balanced(rows, ctx)
-    capacities, other_bytes = broker_disks(port, topics)
+    capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable])
     quality = measure_plan(
         rows,
         plan,
@@ -155,20 +155,22 @@ def generate_balanced(
     return result
 
 
-def broker_disks(port, topics: Sequence[str]) -> tuple[dict[int, int | None], dict[int, int]]:
-    """Per broker of a snapshot: its capacity in bytes (None: unknown) and the bytes of the topics not
-    planned (the rest of its disk). Empty for a live cluster."""
-    snapshot = getattr(port, "snapshot", None)
-    if snapshot is None:
-        return {}, {}
+def broker_disks(
+    port: ClusterPort, topics: Sequence[str], broker_ids: Iterable[int]
+) -> tuple[dict[int, int | None], dict[int, int]]:
+    """Per broker (DescribeLogDirs, or the snapshot's): its capacity in bytes (the sum of its log-dir
+    volumes; None when one is unknown) and the bytes of the topics not planned (the rest of its disk)."""
     wanted = set(topics)
+    capacities: dict[int, int | None] = {}
     other: Counter[int] = Counter()
-    for name, topic in snapshot.topics.items():
-        if name not in wanted:
-            for p in topic.partitions:
-                for b in p.replicas:
-                    other[b] += p.size_bytes or 0
-    return {b.id: b.capacity_bytes for b in snapshot.brokers}, dict(other)
+    for broker, dirs in port.describe_log_dirs(list(broker_ids)).items():
+        totals = [d.total_bytes for d in dirs]
+        capacities[broker] = sum(totals) if totals and all(t for t in totals) else None  # type: ignore[misc]
+        for d in dirs:
+            for tp, size in d.replica_sizes.items():
+                if tp.topic not in wanted and size > 0:
+                    other[broker] += size
+    return capacities, dict(other)
 
 
 def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[str, int], list[int]]:
