@@ -37,7 +37,7 @@ complete -c kreassign -l cluster-snapshot-file -r -F -d 'Read the cluster from t
 complete -c kreassign -l write-cluster-snapshot -r -F -d 'An action of its own: write a snapshot of the cluster at --bootstrap-server (brokers, racks, log dirs, partitions, replica sizes, min.insync.replicas) to FILE; --topics-to-move-json-file limits it to those topics.'
 complete -c kreassign -l strategy -x -a 'apache balanced' -d '--generate strategy: \'apache\' (default, the Apache tool\'s random placement) or \'balanced\' (deterministic, rack-aware, moves the fewest replicas to even out replicas, leaders and bytes per broker; summary on stderr).'
 complete -c kreassign -l engine -x -a 'auto local spark' -d 'Where --strategy balanced runs: \'local\', \'spark\' (PySpark, the \'spark\' extra) or \'auto\' (Spark from 1,000,000 partitions when --spark-master names a Spark cluster and pyspark is installed, else local).'
-complete -c kreassign -l spark-master -x -d 'Spark master URL for --engine spark (default local[*], an embedded session).'
+complete -c kreassign -l spark-master -x -d 'Spark master URL for --engine spark: local[N] (default local[*], an embedded session), a cluster (spark://HOST:PORT, yarn, k8s://...; kreassign is shipped to the executors) or sc://HOST:PORT (Spark Connect).'
 complete -c kreassign -l spark-conf -x -d 'A Spark setting for --engine spark, KEY=VALUE; repeat the option for more.'
 complete -c kreassign -l replication-factor -x -d 'With --strategy balanced, the replication factor every partition of the listed topics should end with (default: each keeps its own).'
 complete -c kreassign -l version -d 'Display Kafka version.'

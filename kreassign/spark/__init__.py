@@ -35,12 +35,26 @@ def plan_balanced_spark(
         raise CommandError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     from kreassign.spark.pipeline import run_pipeline
 
+    if session is None:
+        check_master(master)
     try:
         return run_pipeline(snapshot_path, topics, ctx, master=master, conf=conf or {}, session=session)
     except KreassignError:
         raise
     except Exception as exc:  # Py4J, Spark Connect (gRPC), a Python worker's error: one line, no trace
         raise worker_error(exc) or CommandError(spark_failure(exc)) from None
+
+
+_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|(spark|k8s|sc)://\S+)$")
+
+
+def check_master(master: str | None) -> None:
+    """The forms of master URL Spark knows (``sc://`` is Spark Connect), checked before a JVM starts."""
+    if master is not None and not _MASTER.match(master):
+        raise CommandError(
+            f"Invalid --spark-master '{master}': expected local[N], spark://HOST:PORT, yarn, k8s://URL "
+            "or sc://HOST:PORT (Spark Connect)"
+        )
 
 
 _KREASSIGN_ERROR_LINE = re.compile(r"^(kreassign(?:\.\w+)+)\.(\w+): (.+)$")
@@ -78,6 +92,8 @@ def spark_failure(exc: BaseException) -> str:
     worker = [m for m in (_PYTHON_ERROR_LINE.match(line.strip()) for line in text.splitlines()) if m]
     if "Traceback (most recent call last)" in text and worker:
         return f"Spark failed: {worker[-1].group(2).strip()}"
+    if "JAVA_GATEWAY_EXITED" in text:
+        return "Spark failed: its Java process did not start (Java 17+ is needed: check JAVA_HOME; Spark's message is on stderr)"
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
     first = _NOISE.sub(" ", first)
     if len(first) > 400:

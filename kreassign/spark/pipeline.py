@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -34,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from kreassign.errors import CommandError
 from kreassign.planning import balance
 from kreassign.planning.balance import BalanceContext, SlotPlan
 
@@ -118,7 +120,13 @@ def _classic_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSes
     return spark
 
 
+CONNECT_DEFAULT_PORT = 15002
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a TCP connection to a Spark Connect server; the gRPC client alone retries for minutes."""
+
+
 def _connect_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSession:
+    _check_reachable(url)
     builder = SparkSession.builder.remote(url)
     for key, value in _settings(url, conf).items():
         if key not in ("spark.app.name", "spark.log.level"):
@@ -126,6 +134,17 @@ def _connect_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSes
     spark = builder.getOrCreate()
     spark.addArtifacts(_package_zip(folder), pyfile=True)  # Connect has no SparkContext.addPyFile
     return spark
+
+
+def _check_reachable(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    address = urlsplit(url.split(";", 1)[0])
+    host, port = address.hostname or "localhost", address.port or CONNECT_DEFAULT_PORT
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise CommandError(f"Spark failed: cannot reach the Spark Connect server {host}:{port} ({exc})") from None
 
 
 @contextmanager
