@@ -17,6 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synthetic import write_synthetic
 
+from tests.unit.test_generate_balanced_cli import generate
+
 pytestmark = pytest.mark.spark
 
 BROKERS = 90
@@ -36,21 +38,8 @@ def kreassign(inputs: tuple[Path, Path], tmp: Path, *extra: str, env: dict[str, 
     """The command line in its own process, with its own empty temp dir."""
     snapshot, topics = inputs
     tmp.mkdir(exist_ok=True)
-    argv = [
-        sys.executable,
-        "-m",
-        "kreassign",
-        "--generate",
-        "--cluster-snapshot-file",
-        str(snapshot),
-        "--topics-to-move-json-file",
-        str(topics),
-        "--broker-list",
-        ",".join(str(b) for b in range(1, BROKERS + 1)),
-        "--strategy",
-        "balanced",
-        *extra,
-    ]
+    argv = [sys.executable, "-m", "kreassign", *generate(str(snapshot), str(topics), "--strategy", "balanced", *extra)]
+    argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, BROKERS + 1))
     environment = {**os.environ, **(env or {}), "TMPDIR": str(tmp)}
     return subprocess.run(argv, capture_output=True, text=True, env=environment, timeout=1800)
 
