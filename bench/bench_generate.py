@@ -1,6 +1,9 @@
 """Balanced --generate at scale: the local and Spark engines against the Apache-compatible placement.
 
     .venv/bin/python bench/bench_generate.py [--sizes 10000,100000,1000000] [--engines local,spark,apache]
+    .venv/bin/python bench/bench_generate.py --sizes 1000000 --engines local,spark@local[1],spark@local[2]
+    .venv/bin/python bench/bench_generate.py --sizes 10000000 --engines spark@local[2]  # the 10M row
+    .venv/bin/python bench/bench_generate.py --engines local,spark@spark://127.0.0.1:7077  # a standalone cluster
 
 For each size, a synthetic snapshot (bench/synthetic.py: RF 3, 1,000 brokers over 30 racks, 50 of them just
 added and empty, 100 partitions per topic) is planned from the snapshot file by the real command line
@@ -86,7 +89,7 @@ def replicas_moved(stdout_path: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000", help="partition counts, comma-separated")
-    parser.add_argument("--engines", default="apache,local,spark", help="among apache, local, spark")
+    parser.add_argument("--engines", default="apache,local,spark", help="among apache, local, spark, spark@MASTER-URL")
     parser.add_argument("--brokers", type=int, default=1000)
     parser.add_argument("--racks", type=int, default=30)
     parser.add_argument("--new", type=int, default=50, help="brokers just added (empty)")
@@ -120,9 +123,12 @@ def main() -> None:
             if engine == "apache":
                 argv = [*common, "--seed", "1"]
             else:
-                argv = [*common, "--strategy", "balanced", "--engine", engine]
-                if engine == "spark":
-                    argv += ["--spark-master", args.spark_master] if args.spark_master else []
+                # spark@URL: --engine spark --spark-master URL (spark@local[1], spark@local[2], spark@spark://...)
+                kind, _, master = engine.partition("@")
+                argv = [*common, "--strategy", "balanced", "--engine", kind]
+                if kind == "spark":
+                    master = master or args.spark_master
+                    argv += ["--spark-master", master] if master else []
                     argv += [f"--spark-conf={conf}" for conf in args.spark_conf]
             out = Path(tempfile.mkstemp(prefix=f"plan-{engine}-{size}-", suffix=".txt", dir=work)[1])
             wall, peak, code, err = timed_run(argv, out)
@@ -131,12 +137,12 @@ def main() -> None:
                 continue
             results[engine] = (wall, peak, replicas_moved(out), out)
             print(f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB moved {results[engine][2]}", file=sys.stderr)
-        same = ""
-        if "local" in results and "spark" in results:
-            same = "yes" if results["local"][3].read_bytes() == results["spark"][3].read_bytes() else "NO"
-        for engine, (wall, peak, moved, _) in results.items():
+        for engine, (wall, peak, moved, out) in results.items():
             ratio = f"{moved / results['apache'][2]:.3f}" if "apache" in results and results["apache"][2] else "-"
-            rows.append((size, engine, wall, peak, moved, ratio, same if engine == "spark" else ""))
+            same = ""
+            if engine.startswith("spark") and "local" in results:
+                same = "yes" if results["local"][3].read_bytes() == out.read_bytes() else "NO"
+            rows.append((size, engine, wall, peak, moved, ratio, same))
     print(
         "| partitions | engine | wall time (s) | peak memory (MB) | replicas moved | ratio to apache | same plan as local |"
     )

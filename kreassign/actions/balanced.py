@@ -19,10 +19,13 @@ from kreassign.planning.quality import PlanQuality, measure_plan
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
 AUTO_SPARK_PARTITIONS = 1_000_000
-"""``--engine auto`` hands planning to Spark from this many partitions on, when pyspark is installed and a
-``--spark-master`` other than ``local[...]`` is given: the embedded ``local[*]`` session was slower than the
-local engine at every size measured on the 2-core benchmark machine (bench/README.md), so without a real
-Spark cluster auto stays local."""
+"""``--engine auto`` hands planning to Spark from this many partitions on, when pyspark is installed and
+``--spark-master`` names a Spark cluster or a Spark Connect server (anything but ``local[...]``). Measured
+on the 2-core benchmark machine (bench/README.md, bench/bench_generate.py): an embedded ``local[N]`` session
+never beats the local engine there (JVM and Python workers start, and each stage's rows cross to Python on
+the same two cores the local engine uses alone), so auto never picks an embedded session; at 1,000,000
+partitions the local engine needs several GB in one process, which is where executors on other machines
+start to pay off."""
 
 
 def check_choice(option: str, value: str, choices: Sequence[str]) -> str:

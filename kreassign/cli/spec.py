@@ -289,7 +289,9 @@ _SPECS = (
     OptionSpec(
         "spark-master",
         Arity.REQUIRED,
-        help="kreassign: Spark master URL for --engine spark (default local[*], an embedded session).",
+        help="kreassign: Spark master URL for --engine spark: local[N] (default local[*], an embedded "
+        "session), a cluster (spark://HOST:PORT, yarn, k8s://...; kreassign is shipped to the executors) or "
+        "sc://HOST:PORT (Spark Connect).",
         metavar="URL",
         apache=False,
     ),

@@ -6,10 +6,11 @@ Nothing here imports pyspark at module level: ``kreassign.spark.pipeline`` does,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kreassign.errors import CommandError
+from kreassign.errors import CommandError, KreassignError
 from kreassign.planning.balance import BalanceContext
 
 INSTALL_HINT = "--engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]'"
@@ -34,4 +35,67 @@ def plan_balanced_spark(
         raise CommandError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     from kreassign.spark.pipeline import run_pipeline
 
-    return run_pipeline(snapshot_path, topics, ctx, master=master, conf=conf or {}, session=session)
+    if session is None:
+        check_master(master)
+    try:
+        return run_pipeline(snapshot_path, topics, ctx, master=master, conf=conf or {}, session=session)
+    except KreassignError:
+        raise
+    except Exception as exc:  # Py4J, Spark Connect (gRPC), a Python worker's error: one line, no trace
+        raise worker_error(exc) or CommandError(spark_failure(exc)) from None
+
+
+_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|(spark|k8s|sc)://\S+)$")
+
+
+def check_master(master: str | None) -> None:
+    """The forms of master URL Spark knows (``sc://`` is Spark Connect), checked before a JVM starts."""
+    if master is not None and not _MASTER.match(master):
+        raise CommandError(
+            f"Invalid --spark-master '{master}': expected local[N], spark://HOST:PORT, yarn, k8s://URL "
+            "or sc://HOST:PORT (Spark Connect)"
+        )
+
+
+_KREASSIGN_ERROR_LINE = re.compile(r"^(kreassign(?:\.\w+)+)\.(\w+): (.+)$")
+
+
+def worker_error(exc: BaseException) -> KreassignError | None:
+    """The typed error a stage raised in a Spark worker (e.g. an impossible replication factor), rebuilt
+    on the driver so that both engines fail the same way."""
+    import importlib
+
+    for line in reversed(str(exc).splitlines()):
+        match = _KREASSIGN_ERROR_LINE.match(line.strip())
+        if not match:
+            continue
+        try:
+            kind = getattr(importlib.import_module(match.group(1)), match.group(2))
+        except (ImportError, AttributeError):
+            return None
+        if isinstance(kind, type) and issubclass(kind, KreassignError):
+            try:
+                return kind(match.group(3).strip())
+            except TypeError:
+                return None
+    return None
+
+
+_PYTHON_ERROR_LINE = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$")
+_NOISE = re.compile(r"\s+")
+
+
+def spark_failure(exc: BaseException) -> str:
+    """One line for a Spark failure: the error raised in a Python worker when there is one (its last
+    ``SomeError: message`` line), else the first line of Spark's message, without Java or Python traces."""
+    text = str(exc)
+    worker = [m for m in (_PYTHON_ERROR_LINE.match(line.strip()) for line in text.splitlines()) if m]
+    if "Traceback (most recent call last)" in text and worker:
+        return f"Spark failed: {worker[-1].group(2).strip()}"
+    if "JAVA_GATEWAY_EXITED" in text:
+        return "Spark failed: its Java process did not start (Java 17+ is needed: check JAVA_HOME; Spark's message is on stderr)"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    first = _NOISE.sub(" ", first)
+    if len(first) > 400:
+        first = first[:400] + "..."
+    return f"Spark failed: {first}"

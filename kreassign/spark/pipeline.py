@@ -1,33 +1,51 @@
 """The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run
 per partition (``mapInPandas``), per broker and per topic (``applyInPandas``, ``cogroup``) on the
-workers; the driver only sees per-broker and per-topic aggregates, the few left-over rows of each stage,
-and at the end the plan it prints.
+executors; row-level work (reading the JSON lines with a schema, the topic filter as a broadcast join,
+counting, applying decisions) stays in the JVM. The driver sees per-broker and per-topic aggregates, the
+few rows left over by a stage (vacancies a topic could not fill, partitions left without a leader), and
+at the end the plan, streamed in (topic, partition) order.
 
 Every stage calls the same pure function as the local engine with the same inputs (each sorts what it
-gets), so the plans are byte-identical.
+gets), and the driver takes the same decisions in the same order as :func:`balance.plan_balanced`
+(topic-aware placement, the placement by bytes alone when that one may move fewer replicas, per-topic
+leader quotas), so the plans are byte-identical.
+
+Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one,
+or two when the topic-aware one repaired left-overs or moved more than the lower bound), one per replica
+round for the per-broker counts, one for the per-topic vacancies (it runs the shed stage), one for the
+fill stage and its left-overs, and one for the replicas moved; one for the lower bound; one for the
+leader counts (it runs the per-topic leader stage), three per leader round; one for the streamed plan.
+Set ``KREASSIGN_SPARK_TIMINGS=1`` for the wall time of each stage on stderr.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import sys
 import tempfile
+import time
 import zipfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from kreassign.errors import CommandError
 from kreassign.planning import balance
 from kreassign.planning.balance import BalanceContext, SlotPlan
 from kreassign.planning.quality import excess_over_targets
 
 DEFAULT_MASTER = "local[*]"
+CONNECT_SCHEME = "sc://"
 _SNAPSHOT_SCHEMA = T.StructType(
     [
         T.StructField("type", T.StringType()),
@@ -43,36 +61,118 @@ _FILLED = (
     "topic string, partition long, size long, current array<long>, kept array<long>, vacancies long, "
     "shed array<long>, changed boolean, before array<long>"
 )
+_LEAD = "topic string, partition long, kept array<long>, leader long"
 _SHED = "topic string, partition long, broker long"
+_KEEP = StorageLevel.MEMORY_AND_DISK
 
 
 # ---------------------------------------------------------------------------------------------- session
-def spark_session(master: str | None, conf: Mapping[str, str]) -> SparkSession:
-    """An embedded ``local[*]`` session by default; quiet (no UI, Spark's logs at WARN on stderr)."""
+@contextmanager
+def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[SparkSession]:
+    """A Spark session for one run, stopped at the end, leaving nothing in the temp dir.
+
+    ``master``: ``local[...]`` (default ``local[*]``, an embedded session), a cluster URL
+    (``spark://host:port``, ``yarn``, ``k8s://...``: kreassign is shipped to the executors as a zip), or
+    ``sc://host:port`` (Spark Connect: the session is a client of a remote server, kreassign is added to
+    it as a Python artifact). Quiet: no UI, Spark's logs at WARN, and a local JVM writes to stderr only.
+    """
+    url = master or DEFAULT_MASTER
+    folder = tempfile.mkdtemp(prefix="kreassign-spark-")
+    spark = None
+    try:
+        if url.startswith(CONNECT_SCHEME):
+            spark = _connect_session(url, conf, folder)
+        else:
+            spark = _classic_session(url, conf, folder)
+        yield spark
+    finally:
+        try:
+            if spark is not None:
+                spark.stop()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
+    local = url.startswith("local")
+    settings = {
+        "spark.app.name": "kreassign-generate",
+        "spark.sql.shuffle.partitions": str(2 * (os.cpu_count() or 2)) if local else "200",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.adaptive.enabled": "true",
+        # the JSON reader must not evaluate filters per row (a large IN list made the scan O(rows x topics))
+        "spark.sql.json.filterPushdown.enabled": "false",
+    }
+    settings.update(conf)
+    return settings
+
+
+def _classic_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    url = master or DEFAULT_MASTER
     builder = (
         SparkSession.builder.master(url)
-        .appName("kreassign-generate")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)) if url.startswith("local") else "200")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.local.dir", folder)
     )
-    for key, value in conf.items():
+    for key, value in _settings(url, conf).items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with _stdout_to_stderr():  # the JVM (and the Python workers it starts) inherit stderr as stdout
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(conf.get("spark.log.level", "WARN"))
     if not url.startswith("local"):
-        spark.sparkContext.addPyFile(_package_zip())  # workers of a real cluster get kreassign this way
+        spark.sparkContext.addPyFile(_package_zip(folder))  # executors of a real cluster get kreassign this way
     return spark
 
 
-def _package_zip() -> str:
+CONNECT_DEFAULT_PORT = 15002
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a TCP connection to a Spark Connect server; the gRPC client alone retries for minutes."""
+
+
+def _connect_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSession:
+    _check_reachable(url)
+    builder = SparkSession.builder.remote(url)
+    for key, value in _settings(url, conf).items():
+        if key not in ("spark.app.name", "spark.log.level"):
+            builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.addArtifacts(_package_zip(folder), pyfile=True)  # Connect has no SparkContext.addPyFile
+    return spark
+
+
+def _check_reachable(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    address = urlsplit(url.split(";", 1)[0])
+    host, port = address.hostname or "localhost", address.port or CONNECT_DEFAULT_PORT
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise CommandError(f"Spark failed: cannot reach the Spark Connect server {host}:{port} ({exc})") from None
+
+
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """File descriptor 1 points at stderr while child processes start (Apache's stdout stays clean)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # pragma: no cover - no stdout at all
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _package_zip(folder: str) -> str:
     package = Path(__file__).resolve().parents[1]
-    target = Path(tempfile.mkdtemp(prefix="kreassign-spark-")) / "kreassign.zip"
+    target = Path(folder) / "kreassign.zip"
     with zipfile.ZipFile(target, "w") as archive:
         for file in package.rglob("*.py"):
             archive.write(file, Path("kreassign") / file.relative_to(package))
@@ -84,11 +184,18 @@ def _ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in values) if values is not None else ()
 
 
-def _collect_counts(df: DataFrame, column: str, value: str | None = None) -> Counter[int]:
-    """Per-broker count (or sum of ``value``) of the brokers in array column ``column``."""
-    exploded = df.select(F.explode(column).alias("b"), *([F.col(value).alias("v")] if value else []))
-    agg = F.sum("v") if value else F.count(F.lit(1))
-    return Counter({int(r[0]): int(r[1]) for r in exploded.groupBy("b").agg(agg).collect()})
+class _Timings:
+    """Wall time per stage on stderr when ``KREASSIGN_SPARK_TIMINGS`` is set (profiling)."""
+
+    def __init__(self) -> None:
+        self.enabled = bool(os.environ.get("KREASSIGN_SPARK_TIMINGS"))
+        self.last = time.perf_counter()
+
+    def __call__(self, stage: str) -> None:
+        if self.enabled:
+            now = time.perf_counter()
+            print(f"spark stage {stage}: {now - self.last:.2f} s", file=sys.stderr, flush=True)
+            self.last = now
 
 
 def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, spark: SparkSession) -> DataFrame:
@@ -106,6 +213,72 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
     return joined.withColumn(column, F.coalesce(F.col("fix"), F.col(column))).drop("fix")
 
 
+def _keep(df: DataFrame, cached: list[DataFrame]) -> DataFrame:
+    """Persist ``df``: the next action materializes it (no separate checkpoint job). Released together at
+    the end of the run: releasing one early would make Spark recompute the cached frames built on it."""
+    kept = df.persist(_KEEP)
+    cached.append(kept)
+    return kept
+
+
+def _broker_stats(state: DataFrame) -> tuple[Counter[int], Counter[int], int, int]:
+    """One job: replicas and bytes per broker of ``kept``, the open vacancies (broker -1), and the bytes
+    of all replicas and vacancies."""
+    slots = F.concat(F.col("kept"), F.array_repeat(F.lit(-1).cast("long"), F.col("vacancies").cast("int")))
+    rows = (
+        state.select(F.explode(slots).alias("b"), "size")
+        .groupBy("b")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("bytes"))
+        .collect()
+    )
+    counts = Counter({int(r.b): int(r.n) for r in rows if r.b >= 0})
+    held = Counter({int(r.b): int(r.bytes or 0) for r in rows if r.b >= 0})
+    open_total = sum(int(r.n) for r in rows if r.b < 0)
+    return counts, held, open_total, sum(int(r.bytes or 0) for r in rows)
+
+
+def _topic_counts(state: DataFrame) -> tuple[dict[str, int], dict[str, int]]:
+    """One job, one row per topic: its replicas after planning (kept and vacancies) and its partitions."""
+    rows = (
+        state.groupBy("topic")
+        .agg(F.sum(F.size("kept") + F.col("vacancies")).alias("replicas"), F.count(F.lit(1)).alias("partitions"))
+        .collect()
+    )
+    replicas = balance.topic_totals((r.topic, int(r.replicas)) for r in rows)
+    return replicas, {r.topic: int(r.partitions) for r in rows}
+
+
+def _replicas_added(state: DataFrame) -> int:
+    """:func:`kreassign.planning.balance.replicas_added`: replicas in ``kept`` that ``current`` lacks."""
+    return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
+
+
+def _minimum_moves(state: DataFrame, ctx: BalanceContext) -> int:
+    """:func:`kreassign.planning.quality.minimum_movement` (replicas only), in one job: per broker the
+    replicas that may stay on it (of the partitions whose replication factor does not go down), and, in
+    the row of broker -1 (one per partition), the replicas forced to move and the target total."""
+    chosen = list(ctx.brokers)
+    stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
+    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
+    rows = state.select(stay.alias("stay"), rf.cast("long").alias("rf"))
+    counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
+    stats = (
+        rows.select(
+            F.explode(F.concat(counted, F.array(F.lit(-1).cast("long")))).alias("b"),
+            F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay")).alias("forced"),
+            "rf",
+        )
+        .groupBy("b")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("forced").alias("forced"), F.sum("rf").alias("total"))
+        .collect()
+    )
+    kept = {int(r.b): int(r.n) for r in stats if r.b >= 0}
+    partitions = next((r for r in stats if r.b < 0), None)
+    forced = int(partitions.forced or 0) if partitions is not None else 0
+    total = int(partitions.total or 0) if partitions is not None else 0
+    return forced + sum(excess_over_targets(kept, ctx.brokers, total).values())
+
+
 # ---------------------------------------------------------------------------------------------- pipeline
 def run_pipeline(
     path: str,
@@ -116,104 +289,121 @@ def run_pipeline(
     conf: Mapping[str, str],
     session: SparkSession | None = None,
 ) -> dict[tuple[str, int], list[int]]:
-    spark = session or spark_session(master, conf)
-    wanted = sorted(set(topics))
+    if session is not None:
+        return _plan(session, path, topics, ctx)
+    with spark_session(master, conf) as spark:
+        return _plan(spark, path, topics, ctx)
+
+
+def _plan(
+    spark: SparkSession, path: str, topics: Sequence[str], ctx: BalanceContext
+) -> dict[tuple[str, int], list[int]]:
+    """:func:`kreassign.planning.balance.plan_balanced`, step for step."""
+    tick = _Timings()
+    cached: list[DataFrame] = []
+    wanted = spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string")
     raw = spark.read.schema(_SNAPSHOT_SCHEMA).json(path)
-    parts = raw.where((F.col("type") == "partition") & F.col("topic").isin(wanted)).select(
-        "topic",
-        "partition",
-        F.coalesce("size_bytes", F.lit(0)).alias("size"),
-        F.col("replicas").alias("current"),
+    parts = (
+        raw.where(F.col("type") == "partition")
+        .join(F.broadcast(wanted), "topic")  # a hash lookup per row, not a scan of the topic list
+        .select(
+            "topic",
+            "partition",
+            F.coalesce("size_bytes", F.lit(0)).alias("size"),
+            F.col("replicas").alias("current"),
+        )
     )
-    state = _normalize(parts, ctx).localCheckpoint()
-    totals = state.select(
-        F.sum(F.size("kept") + F.col("vacancies")).alias("n"),
-        F.sum(F.col("size") * (F.size("kept") + F.col("vacancies"))).alias("bytes"),
-    ).first()
-    total, total_bytes = int(totals["n"] or 0), int(totals["bytes"] or 0)
-    per_topic = state.groupBy("topic").agg(F.sum(F.size("kept") + F.col("vacancies")).alias("n")).collect()
-    topic_totals = balance.topic_totals((r.topic, int(r.n)) for r in per_topic)
-    placed, repaired = _place(state, ctx, topic_totals, total, total_bytes, spark)
-    moved = _replicas_added(placed)
-    if repaired or moved > _minimum_moves(state, ctx):  # as balance.plan_balanced: by bytes only, if fewer moves
-        plain, _ = _place(state, ctx, None, total, total_bytes, spark)
-        if _replicas_added(plain) < moved:
-            placed = plain
-    return _leaders(placed, ctx, spark)
-
-
-def _replicas_added(state: DataFrame) -> int:
-    return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
-
-
-def _minimum_moves(state: DataFrame, ctx: BalanceContext) -> int:
-    """:func:`kreassign.planning.quality.minimum_movement` (replicas only) from per-broker aggregates."""
-    chosen = list(ctx.brokers)
-    stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
-    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
-    rows = state.select(stay.alias("stay"), rf.alias("rf"))
-    sums = rows.select(
-        F.sum(F.greatest(F.lit(0), F.col("rf") - F.size("stay"))).alias("forced"), F.sum("rf").alias("total")
-    ).first()
-    kept = _collect_counts(rows.where(F.size("stay") <= F.col("rf")), "stay")
-    excess = excess_over_targets(kept, ctx.brokers, int(sums["total"] or 0))
-    return int(sums["forced"] or 0) + sum(excess.values())
+    try:
+        state = _keep(_normalize(parts, ctx), cached)
+        stats = _broker_stats(state)
+        topic_replicas, topic_partitions = _topic_counts(state)
+        tick("read, normalize, count")
+        placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
+        moved = _replicas_added(placed)
+        if repaired or moved > _minimum_moves(state, ctx):  # then the placement by bytes alone may move fewer
+            plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
+            if _replicas_added(plain) < moved:
+                placed = plain
+        tick("movement")
+        return _leaders(placed, ctx, topic_partitions, spark, tick, cached)
+    finally:
+        for frame in cached:
+            frame.unpersist()
 
 
 def _place(
     state: DataFrame,
     ctx: BalanceContext,
     topic_totals: Mapping[str, int] | None,
-    total: int,
-    total_bytes: int,
+    stats: tuple[Counter[int], Counter[int], int, int],
     spark: SparkSession,
+    tick: _Timings,
+    cached: list[DataFrame],
 ) -> tuple[DataFrame, bool]:
-    """The replica rounds and, if needed, the chains (:func:`kreassign.planning.balance.place_replicas`)."""
+    """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed; and
+    whether a round repaired left-over vacancies. ``stats``: :func:`_broker_stats` of ``state``;
+    ``topic_totals`` None: shed by bytes only."""
+    counts, held_bytes, open_total, total_bytes = stats
+    total = sum(counts.values()) + open_total
     repaired = False
+    fresh = True  # counts describe state
     for _ in range(balance.REPLICA_ROUNDS):
-        counts = _collect_counts(state, "kept")
-        held_bytes = _collect_counts(state, "kept", "size")
-        open_total = int(state.select(F.sum("vacancies")).first()[0] or 0)
+        if not fresh:
+            counts, held_bytes, open_total, _ = _broker_stats(state)
+            tick("count")
+        fresh = False
         targets = balance.counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
+            fresh = True
             break
         aims = {
             b: balance.shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers
         }
-        shed = _shed(state, ctx, deficits, aims, topic_totals).localCheckpoint()
+        shed = _keep(_shed(state, ctx, deficits, aims, topic_totals, spark), cached)
         topic_vacancies = _topic_vacancies(state, shed)
+        tick("shed")
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
-        filled = _fill(state, shed, ctx, slots, topic_vacancies).localCheckpoint()
+        filled = _keep(_fill(state, shed, ctx, slots, topic_vacancies), cached)
+        summary = filled.agg(
+            F.sum(F.col("changed").cast("long")).alias("changed"),
+            F.collect_list(
+                F.when(F.col("vacancies") > 0, F.struct("topic", "partition", "kept", "vacancies", "shed"))
+            ).alias("leftovers"),
+        ).first()
+        tick("fill")
         leftovers = [
-            (r.topic, int(r.partition), _ints(r.kept), int(r.vacancies), _ints(r.shed))
-            for r in filled.where(F.col("vacancies") > 0)
-            .select("topic", "partition", "kept", "vacancies", "shed")
-            .collect()
+            (r.topic, int(r.partition), _ints(r.kept), int(r.vacancies), _ints(r.shed)) for r in summary.leftovers
         ]
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
             repaired = True
             received = [
                 (r.topic, int(r.partition), _ints(r.kept), balance.newly_placed(_ints(r.before), _ints(r.kept)))
-                for r in filled.where("changed").select("topic", "partition", "kept", "before").collect()
+                for r in filled.where("changed").select("topic", "partition", "kept", "before").toLocalIterator()
             ]
             received = [r for r in received if r[3]]
-            fixes = balance.repair_leftovers(ctx, leftovers, _collect_counts(filled, "kept"), targets, received)
-        if not fixes and filled.where("changed").limit(1).count() == 0:
+            now, _, _, _ = _broker_stats(filled.select("kept", "size", F.lit(0).alias("vacancies")))
+            fixes = balance.repair_leftovers(ctx, leftovers, now, targets, received)
+            tick("repair")
+        if not fixes and not summary.changed:  # nothing moved: state and its counts stay as they are
+            fresh = True
             break
-        state = (
-            _replace(filled, fixes, "kept", spark)
-            .select("topic", "partition", "size", "current", "kept", F.lit(0).cast("long").alias("vacancies"))
-            .localCheckpoint()
+        state = _keep(
+            _replace(filled, fixes, "kept", spark).select(
+                "topic", "partition", "size", "current", "kept", F.lit(0).cast("long").alias("vacancies")
+            ),
+            cached,
         )
-    counts = _collect_counts(state, "kept")
-    floor, extra = divmod(total, len(ctx.brokers))
-    if any(not floor <= counts.get(b, 0) <= floor + (1 if extra else 0) for b in ctx.brokers):
+    if not fresh:
+        counts, _, _, _ = _broker_stats(state)
+    if not balance.within_tolerance(ctx, counts, total):
         final = {
-            (r.topic, int(r.partition)): _ints(r.kept) for r in state.select("topic", "partition", "kept").collect()
+            (r.topic, int(r.partition)): _ints(r.kept)
+            for r in state.select("topic", "partition", "kept").toLocalIterator()
         }
-        state = _replace(state, balance.replica_chains(ctx, final), "kept", spark).localCheckpoint()
+        state = _keep(_replace(state, balance.replica_chains(ctx, final), "kept", spark), cached)
+        tick("replica chains")
     return state, repaired
 
 
@@ -236,13 +426,15 @@ def _shed(
     deficits: Mapping[int, int],
     aims: Mapping[int, int | None],
     topic_totals: Mapping[str, int] | None,
+    spark: SparkSession,
 ) -> DataFrame:
     """Per over-target broker (one group each): the replicas it gives up."""
-    over = [b for b, d in deficits.items() if d < 0]
+    over = spark.createDataFrame([(b,) for b, d in deficits.items() if d < 0], "broker long")
     needy = balance.needy_groups(ctx, deficits)
-    held = state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker")).where(
-        F.col("broker").isin(over)
+    held = state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker")).join(
+        F.broadcast(over), "broker"
     )
+    brokers = len(ctx.brokers)
 
     def shed(pdf: pd.DataFrame) -> pd.DataFrame:
         broker = int(pdf["broker"].iloc[0])
@@ -250,7 +442,7 @@ def _shed(
             (t, int(p), int(s), balance.shed_rank(ctx, broker, _ints(k), needy))
             for t, p, s, k in zip(pdf["topic"], pdf["partition"], pdf["size"], pdf["kept"], strict=True)
         ]
-        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, len(ctx.brokers))
+        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, brokers)
         return pd.DataFrame(
             {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
         )
@@ -260,8 +452,8 @@ def _shed(
 
 def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
     """Vacancies per topic after shedding: one row per topic reaches the driver."""
-    open_slots = state.where(F.col("vacancies") > 0).groupBy("topic").agg(F.sum("vacancies").alias("n"))
-    leaving = shed.groupBy("topic").agg(F.count(F.lit(1)).alias("n"))
+    open_slots = state.where(F.col("vacancies") > 0).select("topic", F.col("vacancies").alias("n"))
+    leaving = shed.select("topic", F.lit(1).cast("long").alias("n"))
     merged = open_slots.unionByName(leaving).groupBy("topic").agg(F.sum("n").alias("n"))
     return {r.topic: int(r.n) for r in merged.collect()}
 
@@ -270,6 +462,7 @@ def _fill(
     state: DataFrame, shed: DataFrame, ctx: BalanceContext, slots: SlotPlan, vacancies: Mapping[str, int]
 ) -> DataFrame:
     """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies."""
+    columns = ["topic", "partition", "size", "current", "kept", "vacancies", "shed", "changed", "before"]
 
     def fill(parts: pd.DataFrame, leaving: pd.DataFrame) -> pd.DataFrame:
         topic = parts["topic"].iloc[0]
@@ -286,18 +479,38 @@ def _fill(
             shed=[list(s) for _, _, s in ordered],
             changed=[results[int(p)][0] != kept_before[int(p)] for p in parts["partition"]],
             before=[list(kept_before[int(p)]) for p in parts["partition"]],
-        )[["topic", "partition", "size", "current", "kept", "vacancies", "shed", "changed", "before"]]
+        )[columns]
 
     return state.groupBy("topic").cogroup(shed.groupBy("topic")).applyInPandas(fill, _FILLED)
 
 
-def _leaders(state: DataFrame, ctx: BalanceContext, spark: SparkSession) -> dict[tuple[str, int], list[int]]:
-    per_topic = {r.topic: int(r[1]) for r in state.groupBy("topic").count().collect()}
+def _leader_counts(lead: DataFrame) -> tuple[Counter[int], int]:
+    """One job: partitions led per broker, and how many have no leader."""
+    rows = lead.groupBy("leader").count().collect()
+    led = Counter({int(r[0]): int(r[1]) for r in rows if r[0] is not None})
+    return led, sum(int(r[1]) for r in rows if r[0] is None)
+
+
+def _topics(spark: SparkSession, topics: Iterable[str]) -> DataFrame:
+    """A small table of topic names, for a broadcast join."""
+    return F.broadcast(spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string"))
+
+
+def _leaders(
+    state: DataFrame,
+    ctx: BalanceContext,
+    per_topic: Mapping[str, int],
+    spark: SparkSession,
+    tick: _Timings,
+    cached: list[DataFrame],
+) -> dict[tuple[str, int], list[int]]:
+    """The leader stage of :func:`kreassign.planning.balance.plan_balanced`: the topics with a quota
+    (:func:`kreassign.planning.balance.leader_quotas`) one group each, then rounds for the other
+    partitions, then chains on the driver if needed. ``per_topic``: partitions per topic."""
     partitions = sum(per_topic.values())
+    brokers = len(ctx.brokers)
     quotas = balance.leader_quotas(ctx, per_topic)
-    first = F.col("current")[0]
     rows = state.select("topic", "partition", "kept", "current")
-    quota_topics = F.broadcast(spark.createDataFrame([(t,) for t in sorted(quotas)], "topic string"))
 
     def topic_leaders(pdf: pd.DataFrame) -> pd.DataFrame:
         """Per topic with a quota (one group each): its leaders."""
@@ -309,64 +522,81 @@ def _leaders(state: DataFrame, ctx: BalanceContext, spark: SparkSession) -> dict
         chosen = dict(balance.assign_topic_leaders(ctx, quotas[topic], parts))
         return pdf.assign(leader=[chosen[int(p)] for p in pdf["partition"]])[["topic", "partition", "kept", "leader"]]
 
-    schema = "topic string, partition long, kept array<long>, leader long"
-    fixed_rows = (
-        rows.join(quota_topics, "topic").groupBy("topic").applyInPandas(topic_leaders, schema).localCheckpoint()
-        if quotas
-        else spark.createDataFrame([], schema)
+    if quotas:
+        quota_topics = _topics(spark, quotas)
+        fixed = _keep(rows.join(quota_topics, "topic").groupBy("topic").applyInPandas(topic_leaders, _LEAD), cached)
+        rest = rows.join(quota_topics, "topic", "left_anti")
+    else:
+        fixed, rest = spark.createDataFrame([], _LEAD), rows
+    first = F.get("current", 0)  # null when there is none
+    lead = _keep(
+        rest.select(
+            "topic", "partition", "kept", F.when(F.array_contains("kept", first), first).cast("long").alias("leader")
+        ),
+        cached,
     )
-    fixed = Counter({int(r[0]): int(r[1]) for r in fixed_rows.groupBy("leader").count().collect()})
-    lead = (
-        rows.join(quota_topics, "topic", "left_anti")
-        .select("topic", "partition", "kept", F.when(F.array_contains("kept", first), first).alias("leader"))
-        .localCheckpoint()
-    )
+    led, orphans_left = _leader_counts(lead.unionByName(fixed))  # the leaders of quota topics never change
+    tick("leader counts")
     for _ in range(balance.LEADER_ROUNDS if len(quotas) < len(per_topic) else 0):
-        led = _led(lead) + fixed
         targets = balance.counts_targets(ctx.brokers, led, partitions)
-        orphans_left = lead.where("leader is null").limit(1).count() > 0
         if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
             break
-        over = [b for b in ctx.brokers if led[b] > targets[b]]
-        shed = _leader_shed(led, targets, per_topic, len(ctx.brokers))
+        over = spark.createDataFrame([(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
         dropped = (
-            lead.where(F.col("leader").isin(over)).groupBy("leader").applyInPandas(shed, "topic string, partition long")
+            lead.join(F.broadcast(over), "leader")
+            .groupBy("leader")
+            .applyInPandas(_leader_shed(led, targets, per_topic, brokers), "topic string, partition long")
+            .withColumn("drop", F.lit(True))
         )
-        lead = (
-            lead.join(dropped.withColumn("drop", F.lit(True)), ["topic", "partition"], "left")
+        lead = _keep(
+            lead.join(dropped, ["topic", "partition"], "left")
+            .withColumn("was", F.col("leader"))
             .withColumn("leader", F.when(F.col("drop"), F.lit(None).cast("long")).otherwise(F.col("leader")))
-            .drop("drop")
-            .localCheckpoint()
+            .drop("drop"),
+            cached,
         )
-        led = _led(lead) + fixed
-        orphans = [(r.topic, int(r.partition), _ints(r.kept)) for r in lead.where("leader is null").collect()]
-        orphan_topics = F.broadcast(
-            spark.createDataFrame([(t,) for t in sorted({o[0] for o in orphans})], "topic string")
+        orphans, gone = [], Counter()
+        for r in lead.where("leader is null").select("topic", "partition", "kept", "was").toLocalIterator():
+            orphans.append((r.topic, int(r.partition), _ints(r.kept)))
+            if r.was is not None:
+                gone[int(r.was)] += 1
+        led = led - gone
+        topic_led = (
+            {
+                (r.topic, int(r.leader)): int(r[2])
+                for r in lead.where("leader is not null")
+                .join(_topics(spark, (t for t, _, _ in orphans)), "topic")
+                .groupBy("topic", "leader")
+                .count()
+                .collect()
+            }
+            if orphans
+            else {}
         )
-        topic_led = {
-            (r.topic, int(r.leader)): int(r[2])
-            for r in lead.where("leader is not null")
-            .join(orphan_topics, "topic")
-            .groupBy("topic", "leader")
-            .count()
-            .collect()
+        fixes = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
+        led.update(fixes.values())
+        orphans_left = len(orphans) - len(fixes)
+        lead = _keep(_replace(lead.drop("was"), fixes, "leader", spark), cached)
+        tick("leader round")
+    rows_out = lead.select("topic", "partition", "kept", "leader").unionByName(fixed).orderBy("topic", "partition")
+    if not balance.within_tolerance(ctx, led, partitions):  # rare: chains on the driver
+        collected = [(r.topic, int(r.partition), _ints(r.kept), r.leader) for r in rows_out.toLocalIterator()]
+        replicas = {(t, p): k for t, p, k, _ in collected}
+        leaders = {(t, p): (int(b) if b is not None else None) for t, p, _, b in collected}
+        leaders.update(balance.leader_chains(ctx, leaders, replicas))  # type: ignore[arg-type]
+        plan = {key: balance.order_replicas(replicas[key], leaders[key]) for key in replicas}  # type: ignore[arg-type]
+    else:
+        plan = {
+            (r.topic, int(r.partition)): balance.order_replicas(_ints(r.kept), int(r.leader))
+            for r in rows_out.toLocalIterator()
         }
-        chosen = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
-        lead = _replace(lead, chosen, "leader", spark).localCheckpoint()
-    rows_out = lead.unionByName(fixed_rows).collect()
-    replicas = {(r.topic, int(r.partition)): _ints(r.kept) for r in rows_out}
-    leaders = {(r.topic, int(r.partition)): int(r.leader) for r in rows_out}
-    if not balance.within_tolerance(ctx, Counter(leaders.values()), partitions):
-        leaders.update(balance.leader_chains(ctx, leaders, replicas))
-    return {key: balance.order_replicas(replicas[key], leaders[key]) for key in sorted(replicas)}
-
-
-def _led(lead: DataFrame) -> Counter[int]:
-    return Counter({int(r[0]): int(r[1]) for r in lead.where("leader is not null").groupBy("leader").count().collect()})
+    tick("plan streamed")
+    return plan
 
 
 def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
-    """Per broker above its leader target (one group each): the leaderships it gives up."""
+    """Per broker above its leader target (one group each): the leaderships it gives up (from the topics
+    it leads most above their even share, ``per_topic`` the partitions per topic over ``brokers``)."""
 
     def shed(pdf: pd.DataFrame) -> pd.DataFrame:
         broker = int(pdf["leader"].iloc[0])

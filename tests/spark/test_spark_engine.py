@@ -30,9 +30,8 @@ pytestmark = pytest.mark.spark
 def spark():
     from kreassign.spark.pipeline import spark_session
 
-    session = spark_session("local[2]", {})
-    yield session
-    session.stop()
+    with spark_session("local[2]", {}) as session:
+        yield session
 
 
 def write(path: Path, rack_of: dict[int, str | None], rows) -> str:
