@@ -7,12 +7,14 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 
 from kreassign.actions.common import Output
-from kreassign.actions.generate import GenerateResult, print_proposal, read_generate_inputs
+from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
 from kreassign.errors import CommandError, UsageError
-from kreassign.model import TopicPartition
+from kreassign.formats import format_topics_json
 from kreassign.planning.balance import Row, make_context, plan_balanced
+from kreassign.snapshot import TopicColumns
 
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
@@ -59,28 +61,20 @@ def choose_engine(engine: str, partitions: int, spark_master: str | None = None)
     return "spark" if importlib.util.find_spec("pyspark") is not None else "local"
 
 
-def partition_sizes(port, topics: Sequence[str], broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
-    """Size of each partition in bytes: from the snapshot, or DescribeLogDirs on a live cluster."""
-    snapshot = getattr(port, "snapshot", None)
-    wanted = set(topics)
-    if snapshot is not None:
-        return {
-            (name, p.partition): p.size_bytes or 0
-            for name, topic in snapshot.topics.items()
-            if name in wanted
-            for p in topic.partitions
-        }
-    describe = getattr(port, "describe_log_dirs", None)
-    if describe is None:
-        return {}
+def partition_sizes(port, current: Mapping[str, TopicColumns], broker_ids: Sequence[int]) -> dict[str, list[int]]:
+    """Size of each partition in bytes (0 when unknown), per topic in the order of ``current``'s columns:
+    from the snapshot, or DescribeLogDirs on a live cluster."""
+    if getattr(port, "describe_topic_columns", None) is not None:  # a snapshot: the sizes it holds
+        return {name: [size or 0 for size in topic.sizes] for name, topic in current.items()}
     sizes: dict[tuple[str, int], int] = {}
-    for dirs in describe(broker_ids).values():
+    describe = getattr(port, "describe_log_dirs", None)
+    for dirs in describe(broker_ids).values() if describe is not None else ():
         for log_dir in dirs:
             for tp, size in log_dir.replica_sizes.items():
-                if tp.topic in wanted:
+                if tp.topic in current:
                     key = (tp.topic, tp.partition)
                     sizes[key] = max(size, sizes.get(key, 0), 0)
-    return sizes
+    return {name: [sizes.get((name, p), 0) for p in topic.partitions] for name, topic in current.items()}
 
 
 def generate_balanced(
@@ -98,20 +92,20 @@ def generate_balanced(
 ) -> GenerateResult:
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
-    sizes = partition_sizes(port, topics, [b.id for b in inputs.cluster_brokers])
-    rows: list[Row] = [
-        (tp.topic, tp.partition, tuple(info.replicas), sizes.get((tp.topic, tp.partition), 0))
-        for tp, info in sorted(current.items())
-    ]
+    sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
+    rows: list[Row] = []
+    for name in sorted(current):  # by topic, then partition
+        rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
     used = choose_engine(engine, len(rows), spark_master)
     if used == "spark":
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     else:
         plan = plan_balanced(rows, ctx)
-    current_replicas = {tp: list(info.replicas) for tp, info in current.items()}
-    proposal = {TopicPartition(t, p): replicas for (t, p), replicas in plan.items()}
-    result = print_proposal(out, current_replicas, inputs.log_dirs, proposal)
+    proposed = format_topics_json(
+        (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], None) for name, topic in current.items()
+    )
+    result = print_proposal(out, current_assignment_json(current), proposed)
     err(render_balance_summary(rows, plan, [b.id for b in usable], used))
     return result
 
@@ -120,7 +114,7 @@ def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[
     from kreassign.spark import plan_balanced_spark
 
     source = getattr(port, "source", None)
-    if getattr(port, "snapshot", None) is not None and source and os.path.exists(source):
+    if getattr(port, "describe_topic_columns", None) is not None and source and os.path.exists(source):
         return plan_balanced_spark(source, topics, ctx, master=spark_master, conf=spark_conf)
     from kreassign.snapshot import save_snapshot, snapshot_from_cluster
 
