@@ -330,7 +330,7 @@ def _read_record(
         topics[name] = TopicColumns(name, _int(record, "min_insync_replicas", where, optional=True))
     elif kind == "partition":
         name = record.get("topic")
-        if name not in topics:
+        if not isinstance(name, str) or name not in topics:
             raise SnapshotFormatError(f"{where}: partition of topic {name!r} before its topic line")
         replicas = _ints(record, "replicas", where)
         dirs = tuple(record.get("log_dirs") or (None,) * len(replicas))
