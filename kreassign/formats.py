@@ -262,27 +262,29 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
     quoted: dict[str | None, str] = {None: '"' + ANY_LOG_DIR + '"'}
     dirs_text: dict[tuple[str | None, ...], str] = {}
     any_dirs: dict[int, str] = {}
-    entries: list[str] = []
+    texts: list[str] = []
     for name in names:
         _, partitions, replicas, dirs = by_name[name]
         head = '{"topic":' + quote_json_string(name) + ',"partition":'
         if dirs is None:
             for length in set(map(len, replicas)) - any_dirs.keys():
                 any_dirs[length] = ",".join(['"' + ANY_LOG_DIR + '"'] * length)
-            entries += [
+            entries = [
                 f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{any_dirs[len(on)]}]}}'
                 for p, on in zip(partitions, replicas, strict=True)
             ]
-            continue
-        for one in set(map(tuple, dirs)) - dirs_text.keys():
-            for log_dir in set(one) - quoted.keys():
-                quoted[log_dir] = quote_json_string(log_dir)  # type: ignore[arg-type]
-            dirs_text[one] = ",".join([quoted[log_dir] for log_dir in one])
-        entries += [
-            f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{dirs_text[tuple(where)]}]}}'
-            for p, on, where in zip(partitions, replicas, dirs, strict=True)
-        ]
-    return '{"version":1,"partitions":[' + ",".join(entries) + "]}"
+        else:
+            for one in set(map(tuple, dirs)) - dirs_text.keys():
+                for log_dir in set(one) - quoted.keys():
+                    quoted[log_dir] = quote_json_string(log_dir)  # type: ignore[arg-type]
+                dirs_text[one] = ",".join([quoted[log_dir] for log_dir in one])
+            entries = [
+                f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{dirs_text[tuple(where)]}]}}'
+                for p, on, where in zip(partitions, replicas, dirs, strict=True)
+            ]
+        if entries:
+            texts.append(",".join(entries))  # a topic at a time: the entries of one topic live at once
+    return '{"version":1,"partitions":[' + ",".join(texts) + "]}"
 
 
 # ---------------------------------------------------------------------------------------------------
