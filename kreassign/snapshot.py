@@ -26,6 +26,7 @@ read-only ``ClusterPort``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from operator import itemgetter, methodcaller, ne
 from typing import IO, Any
 
 from kreassign.cluster.port import (
+    ClusterPort,
     ConfigOp,
     ConfigResource,
     LogDirUsage,
@@ -437,7 +439,7 @@ def load_snapshot_columns(path: str) -> SnapshotColumns:
 
 
 # ---------------------------------------------------------------------------------------- from a cluster
-def snapshot_from_cluster(port: Any, topics: Sequence[str] | None = None) -> ClusterSnapshot:
+def snapshot_from_cluster(port: ClusterPort, topics: Sequence[str] | None = None) -> ClusterSnapshot:
     """Read brokers, topics, replica sizes and ``min.insync.replicas`` through ``port`` (the Kafka
     adapter, or a ``SnapshotCluster``). ``topics`` defaults to every topic of the cluster."""
     brokers = sorted(port.describe_brokers(), key=lambda b: b.id)
@@ -554,15 +556,16 @@ class SnapshotCluster:
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
         index = self._partitions()
+        brokers = {b.id for b in self.columns.brokers}
         result = {}
         for replica in replicas:
             found = index.get((replica.topic, replica.partition))
-            if found is None:
+            if found is None or replica.broker_id not in found[0].replicas[found[1]]:
+                if replica.broker_id in brokers:
+                    result[replica] = ReplicaLogDirInfo(current=None)  # the broker does not host it
                 continue
             topic, i = found
             on = topic.replicas[i]
-            if replica.broker_id not in on:
-                continue
             log_dir = topic.log_dirs[i][on.index(replica.broker_id)]
             if log_dir is not None:
                 result[replica] = ReplicaLogDirInfo(current=log_dir)
@@ -622,6 +625,12 @@ class SnapshotCluster:
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         raise CommandError(f"{self.source} is a cluster snapshot: it holds no log end offsets")
+
+    def snapshot_file(self) -> str | None:
+        return self.source if os.path.exists(self.source) else None
+
+    def secrets(self) -> list[str]:
+        return []
 
     # writes: refused
     def alter_reassignments(

@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from itertools import repeat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, repeat
 
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
-from kreassign.errors import CommandError, UsageError
+from kreassign.cluster.port import ClusterPort
+from kreassign.errors import UsageError
 from kreassign.formats import format_topics_json
 from kreassign.planning.balance import Row, make_context, plan_balanced
 from kreassign.snapshot import TopicColumns
@@ -61,19 +62,19 @@ def choose_engine(engine: str, partitions: int, spark_master: str | None = None)
     return "spark" if importlib.util.find_spec("pyspark") is not None else "local"
 
 
-def partition_sizes(port, current: Mapping[str, TopicColumns], broker_ids: Sequence[int]) -> dict[str, list[int]]:
-    """Size of each partition in bytes (0 when unknown), per topic in the order of ``current``'s columns:
-    from the snapshot, or DescribeLogDirs on a live cluster."""
+def partition_sizes(
+    port: ClusterPort, current: Mapping[str, TopicColumns], broker_ids: Iterable[int]
+) -> dict[str, list[int]]:
+    """Size of each partition in bytes (0 when unknown), per topic in the order of ``current``'s columns: its
+    largest current replica on these brokers (DescribeLogDirs on a live cluster); a snapshot's columns hold
+    ``size_bytes`` already."""
     if getattr(port, "describe_topic_columns", None) is not None:  # a snapshot: the sizes it holds
         return {name: [size or 0 for size in topic.sizes] for name, topic in current.items()}
     sizes: dict[tuple[str, int], int] = {}
-    describe = getattr(port, "describe_log_dirs", None)
-    for dirs in describe(broker_ids).values() if describe is not None else ():
-        for log_dir in dirs:
-            for tp, size in log_dir.replica_sizes.items():
-                if tp.topic in current:
-                    key = (tp.topic, tp.partition)
-                    sizes[key] = max(size, sizes.get(key, 0), 0)
+    for replica, size in port.replica_sizes(broker_ids).items():
+        if replica.topic in current:
+            key = (replica.topic, replica.partition)
+            sizes[key] = max(size, sizes.get(key, 0), 0)
     return {name: [sizes.get((name, p), 0) for p in topic.partitions] for name, topic in current.items()}
 
 
@@ -92,7 +93,8 @@ def generate_balanced(
 ) -> GenerateResult:
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
-    sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
+    hosts = set(chain.from_iterable(topic.replicas for topic in current.values()))  # brokers gone too
+    sizes = partition_sizes(port, current, [*(b.id for b in inputs.cluster_brokers), *sorted(hosts)])
     rows: list[Row] = []
     for name in sorted(current):  # by topic, then partition
         rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
@@ -113,8 +115,8 @@ def generate_balanced(
 def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[str, int], list[int]]:
     from kreassign.spark import plan_balanced_spark
 
-    source = getattr(port, "source", None)
-    if getattr(port, "describe_topic_columns", None) is not None and source and os.path.exists(source):
+    source = port.snapshot_file()
+    if source is not None:
         return plan_balanced_spark(source, topics, ctx, master=spark_master, conf=spark_conf)
     from kreassign.snapshot import save_snapshot, snapshot_from_cluster
 
@@ -197,8 +199,6 @@ def write_cluster_snapshot(port, path: str, topics_json: str | None, err: Output
     if topics_json is not None:
         topics = parse_topics_to_move_json(topics_json)
         check_topic_duplicates(topics)
-    if not hasattr(port, "describe_log_dirs"):
-        raise CommandError("--write-cluster-snapshot needs --bootstrap-server")
     snapshot = snapshot_from_cluster(port, topics)
     save_snapshot(snapshot, path)
     err(

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from kreassign import formats
 from kreassign.errors import CommandError, KreassignError
-from kreassign.jsoncompat import node_to_string
+from kreassign.javacompat.jackson_writer import node_to_string
 from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
 
 
@@ -750,7 +750,7 @@ def reassignments(draw):  # type: ignore[no-untyped-def]
 
 def jackson_reassignment_json(assignments, log_dirs) -> str:  # type: ignore[no-untyped-def]
     """The reference: the document as a tree, sorted by String.compareTo (UTF-16 units) and partition,
-    written by jsoncompat's Jackson writer."""
+    written by the Jackson writer of kreassign.javacompat."""
     ordered = sorted(assignments.items(), key=lambda item: (item[0].topic.encode("utf-16-be"), item[0].partition))
     partitions = [
         {
