@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, print_proposal, read_generate_inputs
 from kreassign.errors import CommandError, UsageError
+from kreassign.humanize import format_bytes
 from kreassign.model import TopicPartition
 from kreassign.planning.balance import Row, make_context, plan_balanced
 
@@ -130,14 +131,6 @@ def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[
         return plan_balanced_spark(path, topics, ctx, master=spark_master, conf=spark_conf)
 
 
-def _human(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(size) < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TB"  # pragma: no cover
-
-
 def balance_stats(
     rows: Sequence[Row], plan: Mapping[tuple[str, int], Sequence[int]]
 ) -> tuple[dict[str, Counter[int]], int, int, int]:
@@ -171,8 +164,8 @@ def render_balance_summary(
     stats, moved, moved_bytes, leaders_changed = balance_stats(rows, plan)
     total_bytes = sum(size * len(replicas) for _, _, replicas, size in rows)
     lines = [
-        f"Balanced plan (engine {engine}): {moved} replica(s) moved, {_human(moved_bytes)} of "
-        f"{_human(total_bytes)} copied, {leaders_changed} leader(s) changed, {len(rows)} partition(s).",
+        f"Balanced plan (engine {engine}): {moved} replica(s) moved, {format_bytes(moved_bytes)} of "
+        f"{format_bytes(total_bytes)} copied, {leaders_changed} leader(s) changed, {len(rows)} partition(s).",
     ]
     shown = sorted(set(brokers) | {b for b in stats["replicas0"]})
     spread: Callable[[str], str] = lambda key: (  # noqa: E731
@@ -181,8 +174,8 @@ def render_balance_summary(
     lines.append(
         f"Chosen brokers, min..max: replicas {spread('replicas0')} -> {spread('replicas1')}, "
         f"leaders {spread('leaders0')} -> {spread('leaders1')}, bytes "
-        f"{_human(min(stats['bytes0'].get(b, 0) for b in brokers))}..{_human(max(stats['bytes0'].get(b, 0) for b in brokers))}"
-        f" -> {_human(min(stats['bytes1'].get(b, 0) for b in brokers))}..{_human(max(stats['bytes1'].get(b, 0) for b in brokers))}"
+        f"{format_bytes(min(stats['bytes0'].get(b, 0) for b in brokers))}..{format_bytes(max(stats['bytes0'].get(b, 0) for b in brokers))}"
+        f" -> {format_bytes(min(stats['bytes1'].get(b, 0) for b in brokers))}..{format_bytes(max(stats['bytes1'].get(b, 0) for b in brokers))}"
     )
     lines.append(f"{'broker':>8} {'replicas':>17} {'leaders':>15} {'bytes':>25}")
     for b in shown:
@@ -190,7 +183,7 @@ def render_balance_summary(
         lines.append(
             f"{b:>8} {stats['replicas0'][b]:>7} -> {stats['replicas1'][b]:<6} "
             f"{stats['leaders0'][b]:>6} -> {stats['leaders1'][b]:<5} "
-            f"{_human(stats['bytes0'][b]):>10} -> {_human(stats['bytes1'][b])}{note}"
+            f"{format_bytes(stats['bytes0'][b]):>10} -> {format_bytes(stats['bytes1'][b])}{note}"
         )
     return "\n".join(lines) + "\n"
 

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kreassign.actions.common import Output
+from kreassign.actions.common import Output, discard
 from kreassign.actions.execute import check_plan_against_cluster, existing_reassignment_error, print_rollback
 from kreassign.cluster.port import ClusterPort
-from kreassign.documents import document, dump, partition_ref, partition_refs
+from kreassign.documents import batched_handover_document, batched_outcome_document, batched_plan_document, dump
 from kreassign.errors import CommandError, TerseError
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
-from kreassign.execution.journal import Journal, JournalState, default_journal_path, plan_id
+from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
 from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits, Round, plan_rounds
-
-RESUMABLE = ("running", "interrupted", "failed")
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,7 @@ def execute_batched(
     request handed to the process that already runs this plan. With ``output="json"`` the text is left
     out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome)."""
     json_mode = options.output == "json"
-    text = _discard if json_mode else out
+    text = discard if json_mode else out
     if plan.log_dirs:
         raise CommandError(
             "A batched reassignment moves replicas between brokers only; run the log-dir moves "
@@ -78,7 +75,7 @@ def execute_batched(
             raise CommandError(
                 f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
             )
-        if previous.status in RESUMABLE:
+        if previous.status.resumable:
             resumed = previous
 
     current, live = check_plan_against_cluster(port, targets)
@@ -116,7 +113,7 @@ def execute_batched(
     try:
         if resumed:
             state = resumed
-            state.status, state.pid = "running", os.getpid()
+            state.status, state.pid = RunStatus.RUNNING, os.getpid()
             if options.throttle >= 0:
                 state.throttle = options.throttle
             if options.log_dir_throttle >= 0:
@@ -129,7 +126,7 @@ def execute_batched(
             brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
             state = JournalState(
                 plan_id=plan_id(targets),
-                status="running",
+                status=RunStatus.RUNNING,
                 original=dict(original),
                 target=dict(targets),
                 limits={
@@ -171,16 +168,13 @@ def execute_batched(
         journal.unlock()
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
-        out(dump(outcome_document(outcome, journal, throttled, rollback, executor.cleanup_problems)))
+        paths = str(journal.path), str(journal.rollback_path)
+        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems)))
         return outcome
     out(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:
         out(f"Warning: {problem}\n")
     return outcome
-
-
-def _discard(_text: str) -> None:
-    """Where the text goes with --output json."""
 
 
 def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode: bool = False) -> None:
@@ -199,7 +193,7 @@ def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode
     if changes:
         journal.request(**changes)
     if json_mode:
-        out(dump(document("batched-handover", pid=pid if isinstance(pid, int) else None, changes=changes)))
+        out(dump(batched_handover_document(pid if isinstance(pid, int) else None, changes)))
     elif not changes:
         out(f"A batched reassignment of this plan is already running (pid {pid}); nothing to change.\n")
     else:
@@ -216,31 +210,7 @@ def _journal_pid(journal: Journal) -> int | str:
 
 def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
     if output == "json":
-        plan_document = {
-            "version": 1,
-            "kind": "batched-plan",
-            "rollback": json.loads(rollback),
-            "limits": {"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
-            "rounds": [
-                {
-                    "round": r.number,
-                    "steps": [
-                        {
-                            "topic": s.partition.topic,
-                            "partition": s.partition.partition,
-                            "source": list(s.source),
-                            "target": list(s.target),
-                            "adding": list(s.adding),
-                            "removing": list(s.removing),
-                            "moves_leader": s.moves_leader,
-                        }
-                        for s in r.steps
-                    ],
-                }
-                for r in rounds
-            ],
-        }
-        return dump(plan_document)
+        return dump(batched_plan_document(rounds, limits, rollback))
     steps = sum(len(r.steps) for r in rounds)
     lines = [
         f"Batched plan (dry run, nothing changed): {steps} step(s) in {len(rounds)} round(s), {limits.describe()}.",
@@ -256,7 +226,7 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     took = format_duration(outcome.elapsed)
     moved = "" if outcome.bytes_moved is None else f", {format_bytes(outcome.bytes_moved)} copied"
     restored = " Throttles restored." if throttled else ""
-    if outcome.status == "completed":
+    if outcome.status is RunStatus.COMPLETED:
         return (
             f"Batched reassignment complete: {outcome.partitions} partition(s) at their target after "
             f"{outcome.steps_done} step(s){moved} in {took}.{restored}"
@@ -276,29 +246,6 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     return "\n".join(lines)
 
 
-def outcome_document(
-    outcome: Outcome, journal: Journal, throttled: bool, rollback: str, warnings: list[str]
-) -> dict[str, object]:
-    """The batched-outcome JSON document: the final result of a batched --execute."""
-    return document(
-        "batched-outcome",
-        status=outcome.status,
-        message=outcome.message,
-        partitions=outcome.partitions,
-        partitions_done=outcome.partitions_done,
-        steps_done=outcome.steps_done,
-        bytes_moved=outcome.bytes_moved,
-        elapsed_s=round(outcome.elapsed, 3),
-        throttles_restored=throttled,
-        reverted=partition_refs(outcome.reverted),
-        failures=[{**partition_ref(tp), "reason": reason} for tp, reason in sorted(outcome.failures.items())],
-        journal=str(journal.path),
-        rollback_file=str(journal.rollback_path),
-        rollback=json.loads(rollback),
-        warnings=list(warnings),
-    )
-
-
 @dataclass(frozen=True)
 class BatchedCancelResult:
     """What --cancel of a batched plan did (for --output json)."""
@@ -311,15 +258,9 @@ class BatchedCancelResult:
     rollback_file: str
 
     def document(self) -> dict[str, object]:
-        return document(
-            "batched-cancel",
-            stopped_pid=self.stopped_pid,
-            message=self.message,
-            reverted=partition_refs(self.reverted),
-            steps_done=self.steps_done,
-            journal=self.journal,
-            rollback_file=self.rollback_file,
-        )
+        from kreassign.documents import batched_cancel_document
+
+        return batched_cancel_document(self)
 
 
 def cancel_batched(
@@ -338,7 +279,7 @@ def cancel_batched(
     if not journal.exists():
         return None
     state = journal.load()
-    if state.plan_id != plan_id(plan.targets()) or state.status not in RESUMABLE:
+    if state.plan_id != plan_id(plan.targets()) or not state.status.resumable:
         return None
     stopped_pid: int | None = None
     reverted: list[TopicPartition] = []
@@ -377,7 +318,7 @@ def cancel_batched(
                     f"Broker(s) {','.join(pending)} are offline: run --cancel again when they are back to restore their throttle rates\n"
                 )
             state.in_flight = {}
-            state.status, state.message = "cancelled", "cancelled by --cancel after the run had stopped"
+            state.status, state.message = RunStatus.CANCELLED, "cancelled by --cancel after the run had stopped"
             journal.save(state)
         finally:
             journal.unlock()

@@ -45,7 +45,7 @@ def cancel_assignment(
     moving = {
         replica: state.current
         for replica, state in find_log_dir_move_states(port, plan.log_dirs).items()
-        if state.kind == "active" and state.current
+        if not state.done and state.current
     }
     if moving:
         # Moving a replica back to the log dir it is in stops the move.
