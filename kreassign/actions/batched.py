@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kreassign.actions.common import Output, discard
@@ -68,16 +68,7 @@ def execute_batched(
     if not options.dry_run and journal.is_running_elsewhere():
         return _hand_over(journal, options, out, json_mode)
 
-    resumed: JournalState | None = None
-    if not options.dry_run and journal.exists():
-        previous = journal.load()
-        if previous.plan_id != plan_id(targets):
-            raise CommandError(
-                f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
-            )
-        if previous.status.resumable:
-            resumed = previous
-
+    resumed = None if options.dry_run else _resumable(journal, targets)
     current, live = check_plan_against_cluster(port, targets)
     original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
     # the rollback file names no log dirs, so that it can be run batched too
@@ -96,18 +87,7 @@ def execute_batched(
         out(render_rounds(rounds, options.limits, options.output, rollback))
         return None
 
-    running = port.list_reassignments()
-    ours = set(resumed.in_flight) if resumed else set()
-    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
-    if conflicts:
-        raise CommandError(
-            "A reassignment not started by this plan is running on "
-            + ",".join(map(str, conflicts))
-            + "; wait for it to finish or --cancel it first"
-        )
-    if not options.additional and any(tp not in ours for tp in running):
-        raise existing_reassignment_error({tp: None for tp in running if tp not in ours})
-
+    _check_running(port, targets, set(resumed.in_flight) if resumed else set(), options.additional)
     if not journal.try_lock():  # lost a race with another run of the same plan
         return _hand_over(journal, options, out, json_mode)
     try:
@@ -121,25 +101,7 @@ def execute_batched(
             done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
             text(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
         else:
-            topics = {tp.topic for tp in targets}
-            # an offline broker's configs cannot be read (nor changed): it is left alone
-            brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
-            state = JournalState(
-                plan_id=plan_id(targets),
-                status=RunStatus.RUNNING,
-                original=dict(original),
-                target=dict(targets),
-                limits={
-                    "partitions": options.limits.partitions,
-                    "replicas": options.limits.replicas,
-                    "leaders": options.limits.leaders,
-                },
-                throttle=options.throttle,
-                log_dir_throttle=options.log_dir_throttle,
-                recorded_throttles=record_throttles(port, topics, brokers),
-                pid=os.getpid(),
-                started=time.time(),
-            )
+            state = _new_state(port, targets, original, live, options)
         journal.clear_control()
         journal.save(state)
         journal.write_rollback(rollback + "\n")
@@ -175,6 +137,64 @@ def execute_batched(
     for problem in executor.cleanup_problems:
         out(f"Warning: {problem}\n")
     return outcome
+
+
+def _resumable(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]]) -> JournalState | None:
+    """The journal of an earlier run of this plan that left work to do."""
+    if not journal.exists():
+        return None
+    previous = journal.load()
+    if previous.plan_id != plan_id(targets):
+        raise CommandError(
+            f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
+        )
+    return previous if previous.status.resumable else None
+
+
+def _check_running(
+    port: ClusterPort, targets: Mapping[TopicPartition, tuple[int, ...]], ours: set[TopicPartition], additional: bool
+) -> None:
+    """Refuse while reassignments this plan did not start run on its partitions (or anywhere, without
+    --additional)."""
+    running = port.list_reassignments()
+    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
+    if conflicts:
+        raise CommandError(
+            "A reassignment not started by this plan is running on "
+            + ",".join(map(str, conflicts))
+            + "; wait for it to finish or --cancel it first"
+        )
+    if not additional and any(tp not in ours for tp in running):
+        raise existing_reassignment_error({tp: None for tp in running if tp not in ours})
+
+
+def _new_state(
+    port: ClusterPort,
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    original: Mapping[TopicPartition, tuple[int, ...]],
+    live: set[int],
+    options: BatchedOptions,
+) -> JournalState:
+    """The journal of a first run: the plan, its limits and rates, and the throttle configs before it."""
+    topics = {tp.topic for tp in targets}
+    # an offline broker's configs cannot be read (nor changed): it is left alone
+    brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
+    return JournalState(
+        plan_id=plan_id(targets),
+        status=RunStatus.RUNNING,
+        original=dict(original),
+        target=dict(targets),
+        limits={
+            "partitions": options.limits.partitions,
+            "replicas": options.limits.replicas,
+            "leaders": options.limits.leaders,
+        },
+        throttle=options.throttle,
+        log_dir_throttle=options.log_dir_throttle,
+        recorded_throttles=record_throttles(port, topics, brokers),
+        pid=os.getpid(),
+        started=time.time(),
+    )
 
 
 def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode: bool = False) -> None:

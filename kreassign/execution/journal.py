@@ -55,15 +55,6 @@ def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Pat
     return Path(state) / "kreassign" / f"{plan_id(targets)}.json"
 
 
-def _key(tp: TopicPartition) -> str:
-    return f"{tp.topic}\t{tp.partition}"
-
-
-def _tp(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition("\t")
-    return TopicPartition(topic, int(partition))
-
-
 @dataclass
 class JournalState:
     plan_id: str
