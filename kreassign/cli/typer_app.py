@@ -6,6 +6,7 @@ in ``kreassign.cli.argv``; this command is never run, only asked for its help.
 from __future__ import annotations
 
 import inspect
+import io
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -64,18 +65,17 @@ def click_command():
     return typer.main.get_command(app)
 
 
-class _HelpStream:
-    """The file rich writes the help to: the injected writer, with the terminal's properties."""
+class _HelpBuffer(io.StringIO):
+    """Where rich renders the help: kept for the injected writer, with the terminal's properties (colours,
+    box characters) of the real stdout."""
 
-    def __init__(self, write: Callable[[str], object], terminal: bool, encoding: str) -> None:
-        self._write, self._terminal, self.encoding = write, terminal, encoding
+    def __init__(self, terminal: bool, encoding: str) -> None:
+        super().__init__()
+        self._terminal, self._encoding = terminal, encoding
 
-    def write(self, text: str) -> int:
-        self._write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
 
     def isatty(self) -> bool:
         return self._terminal
@@ -87,11 +87,11 @@ def print_help(out: Callable[[str], object] | None = None, terminal: bool | None
     import sys
 
     stdout = sys.stdout
-    write = out or stdout.write
-    stream = _HelpStream(write, stdout.isatty() if terminal is None else terminal, stdout.encoding or "utf-8")
+    buffer = _HelpBuffer(stdout.isatty() if terminal is None else terminal, stdout.encoding or "utf-8")
     command = click_command()
     with (
-        contextlib.redirect_stdout(stream),
+        contextlib.redirect_stdout(buffer),
         command.make_context(COMMAND_NAME, ["--help"], resilient_parsing=True) as ctx,
     ):
-        write(command.get_help(ctx) + "\n")
+        buffer.write(command.get_help(ctx) + "\n")
+    (out or stdout.write)(buffer.getvalue())
