@@ -86,8 +86,7 @@ def test_bash_completion(words, expected):
     [("zsh", "completions/_kreassign"), ("fish", "completions/kreassign.fish")],
 )
 def test_completion_script_parses(shell, path):
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    assert shutil.which(shell), f"{shell} is not installed (./scripts/test installs it with apt-get)"
     flag = ["--no-execute"] if shell == "fish" else ["-n"]
     proc = subprocess.run([shell, *flag, str(docgen.ROOT / path)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,170 @@
+"""The layering rules of README.md's Layout section, held by reading every import of every module (those
+inside functions too) with the ast module. A new module falls under the rule of the package it is in."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "kreassign"
+
+PURE_CORE = (
+    "kreassign.model",
+    "kreassign.errors",
+    "kreassign.humanize",
+    "kreassign.javacompat",
+    "kreassign.jsoncompat",
+    "kreassign.formats",
+    "kreassign.planning",
+    "kreassign.documents",
+)
+"""Standard library only, and nothing of the packages that do I/O or talk to users."""
+
+IO_PACKAGES = (
+    "kreassign.cli",
+    "kreassign.cluster",
+    "kreassign.spark",
+    "kreassign.actions",
+    "kreassign.execution",
+    "kreassign.zookeeper",
+    "kreassign.devcluster",
+    "kreassign.snapshot",
+)
+
+THIRD_PARTY_HOMES = {
+    # third-party top-level package -> the only kreassign packages that may import it
+    "typer": ("kreassign.cli",),
+    "click": ("kreassign.cli",),
+    "rich": ("kreassign.cli",),
+    "tabulate": ("kreassign.cli",),
+    "confluent_kafka": ("kreassign.cluster", "kreassign.devcluster"),
+    "kafka": ("kreassign.cluster", "kreassign.devcluster"),
+    "pyspark": ("kreassign.spark",),
+    "pandas": ("kreassign.spark",),
+    "pyarrow": ("kreassign.spark",),
+    "py4j": ("kreassign.spark",),
+    "kazoo": ("kreassign.zookeeper", "kreassign.devcluster"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, absolute module name) of every import in the file, wherever it stands."""
+    module = _module_name(path)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            for alias in node.names:  # `from kreassign import cli` imports the module kreassign.cli
+                yield node.lineno, f"{target}.{alias.name}" if _is_module(f"{target}.{alias.name}") else target
+
+
+def _is_module(name: str) -> bool:
+    parts = name.split(".")
+    if parts[0] != "kreassign":
+        return False
+    path = PACKAGE_ROOT.joinpath(*parts[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+MODULES = sorted(PACKAGE_ROOT.rglob("*.py"))
+
+
+def _violations() -> list[str]:
+    """One line per broken rule and import statement."""
+    problems: list[str] = []
+    for path in MODULES:
+        module = _module_name(path)
+        for line, target in _imports(path):
+            where = f"{path.relative_to(PACKAGE_ROOT.parent)}:{line}"
+            root = target.split(".")[0]
+            if root == "kreassign":
+                if _within(module, PURE_CORE) and _within(target, IO_PACKAGES):
+                    problems.append(f"{where}: the pure core imports no I/O package")
+                if _within(target, ("kreassign.cli",)) and not _within(module, ("kreassign.cli", "kreassign.__main__")):
+                    problems.append(f"{where}: only cli/ imports cli/")
+                if (
+                    _within(target, ("kreassign.cluster",))
+                    and not _within(target, ("kreassign.cluster.port",))
+                    and not _within(module, ("kreassign.cli", "kreassign.cluster", "kreassign.devcluster"))
+                ):
+                    problems.append(f"{where}: outside cli/ and cluster/ only the ClusterPort protocol is used")
+                if _within(target, ("kreassign.spark.pipeline",)) and not _within(module, ("kreassign.spark",)):
+                    problems.append(f"{where}: the pyspark pipeline is reached through kreassign.spark only")
+                continue
+            if root in sys.stdlib_module_names or root == "__future__":
+                continue
+            if _within(module, PURE_CORE):
+                problems.append(f"{where}: the pure core imports no third-party package")
+            elif root not in THIRD_PARTY_HOMES:
+                problems.append(f"{where}: a third-party package with no declared home in the layering rules")
+            elif not _within(module, THIRD_PARTY_HOMES[root]):
+                problems.append(f"{where}: only {', '.join(THIRD_PARTY_HOMES[root])} may import {root}")
+    return list(dict.fromkeys(problems))
+
+
+def test_every_module_is_read():
+    assert len(MODULES) > 40
+    assert {_module_name(p) for p in MODULES} >= {"kreassign.model", "kreassign.cli.entry", "kreassign.planning"}
+
+
+def test_layering_rules_hold():
+    assert _violations() == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("planning/x.py", "import rich\n", "the pure core imports no third-party package"),
+        ("planning/x.py", "def f():\n    from kreassign.cluster import port\n", "the pure core imports no I/O package"),
+        ("execution/x.py", "from kreassign.cluster.kafka import KafkaCluster\n", "only the ClusterPort protocol"),
+        ("actions/x.py", "from kreassign.cli import app\n", "only cli/ imports cli/"),
+        ("actions/x.py", "import pyspark\n", "only kreassign.spark may import pyspark"),
+        ("spark/x.py", "import numpy\n", "no declared home"),
+        ("actions/x.py", "from ..spark import pipeline\n", "through kreassign.spark only"),
+    ],
+    ids=[
+        "third-party-in-core",
+        "io-in-core",
+        "adapter-in-executor",
+        "cli-in-actions",
+        "pyspark",
+        "unknown",
+        "relative",
+    ],
+)
+def test_rules_catch_violations(tmp_path, monkeypatch, module, source, expected):
+    """Each rule fires on a module that breaks it (a copy of the tree plus one bad file)."""
+    import shutil
+
+    fake_root = tmp_path / "kreassign"
+    shutil.copytree(PACKAGE_ROOT, fake_root, ignore=shutil.ignore_patterns("__pycache__"))
+    bad = fake_root / module
+    bad.write_text(source, encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE_ROOT", fake_root)
+    monkeypatch.setattr(sys.modules[__name__], "MODULES", sorted(fake_root.rglob("*.py")))
+    problems = _violations()
+    assert len(problems) == 1
+    assert expected in problems[0]
+    assert problems[0].startswith(f"kreassign/{module}:")
