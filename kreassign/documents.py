@@ -15,9 +15,6 @@ from typing import TYPE_CHECKING, Any
 from kreassign.model import PartitionReassignment, TopicPartition, TopicPartitionReplica
 
 if TYPE_CHECKING:
-    from kreassign.actions.batched import BatchedCancelResult
-    from kreassign.actions.verify import VerifyResult
-    from kreassign.execution.executor import Outcome
     from kreassign.planning.progress import ProgressReport, ReplicaProgress
     from kreassign.planning.steps import Limits, Round
 
@@ -149,7 +146,8 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
     )
 
 
-def verify_document(result: VerifyResult, outcome: str, preserve_throttles: bool) -> dict[str, Any]:
+def verify_document(result: Any, outcome: str, preserve_throttles: bool) -> dict[str, Any]:
+    """``result`` is a ``kreassign.actions.verify.VerifyResult``."""
     partitions = [
         {
             "topic": tp.topic,
@@ -217,14 +215,14 @@ def batched_handover_document(pid: int | None, changes: Mapping[str, int]) -> di
 
 
 def batched_outcome_document(
-    outcome: Outcome,
+    outcome: Any,
     journal_path: str,
     rollback_path: str,
     throttled: bool,
     rollback_json: str,
     warnings: Sequence[str],
 ) -> dict[str, object]:
-    """The final result of a batched --execute."""
+    """The final result of a batched --execute (``outcome``: a ``kreassign.execution.executor.Outcome``)."""
     return document(
         "batched-outcome",
         status=outcome.status,
@@ -244,8 +242,8 @@ def batched_outcome_document(
     )
 
 
-def batched_cancel_document(result: BatchedCancelResult) -> dict[str, object]:
-    """What --cancel of a batched plan did."""
+def batched_cancel_document(result: Any) -> dict[str, object]:
+    """What --cancel of a batched plan did (``result``: a ``kreassign.actions.batched.BatchedCancelResult``)."""
     return document(
         "batched-cancel",
         stopped_pid=result.stopped_pid,
