@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kreassign.cli.exit_codes import DESCRIPTIONS
+from kreassign.cli.exit_codes import descriptions
 from kreassign.cli.spec import (
     ACTIONS,
     COMMAND_HELP,
@@ -231,7 +231,7 @@ def _synopsis(action: str, opts: dict[str, Option]) -> list[str]:
     return [".PP", *lines]
 
 
-EXIT_STATUS = tuple((str(int(code)), meaning) for code, meaning in DESCRIPTIONS)
+EXIT_STATUS = tuple((str(int(code)), meaning) for code, meaning in descriptions())
 
 FILES = (
     (

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import signal
 from enum import IntEnum
 
 
@@ -20,19 +19,25 @@ def after_signal(signum: int) -> int:
     return 128 + signum
 
 
-DESCRIPTIONS: tuple[tuple[int, str], ...] = (
-    (ExitCode.OK, "Success. Also for --verify and --progress while moves are still running, as the Apache tool does."),
-    (
-        ExitCode.ERROR,
-        "Any error, usage errors included; a batched --execute whose partitions could not all be moved.",
-    ),
-    (ExitCode.IN_PROGRESS, "With --fail-if-incomplete: --verify or --progress found moves still in progress."),
-    (ExitCode.NOT_AT_TARGET, "With --fail-if-incomplete: a partition is neither moving nor at its target."),
-    (ExitCode.CANCELLED, "A batched --execute was cancelled by --cancel."),
-    (
-        after_signal(signal.SIGINT),
-        "A batched --execute was interrupted by SIGINT (its steps in flight reverted, throttles restored).",
-    ),
-    (after_signal(signal.SIGTERM), "A batched --execute was stopped by SIGTERM (likewise)."),
-)
-"""Each status with what it means, for the man page."""
+def descriptions() -> tuple[tuple[int, str], ...]:
+    """Each status with what it means, for the man page."""
+    import signal
+
+    return (
+        (
+            ExitCode.OK,
+            "Success. Also for --verify and --progress while moves are still running, as the Apache tool does.",
+        ),
+        (
+            ExitCode.ERROR,
+            "Any error, usage errors included; a batched --execute whose partitions could not all be moved.",
+        ),
+        (ExitCode.IN_PROGRESS, "With --fail-if-incomplete: --verify or --progress found moves still in progress."),
+        (ExitCode.NOT_AT_TARGET, "With --fail-if-incomplete: a partition is neither moving nor at its target."),
+        (ExitCode.CANCELLED, "A batched --execute was cancelled by --cancel."),
+        (
+            after_signal(signal.SIGINT),
+            "A batched --execute was interrupted by SIGINT (its steps in flight reverted, throttles restored).",
+        ),
+        (after_signal(signal.SIGTERM), "A batched --execute was stopped by SIGTERM (likewise)."),
+    )
