@@ -19,10 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         from kreassign import KAFKA_COMPAT_VERSION, __version__
-        from kreassign.cli.exit_codes import ExitCode
 
         sys.stdout.write(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)\n")
-        return ExitCode.OK
+        return 0  # ExitCode.OK, without importing cli.exit_codes on the fastest path
     try:
         from kreassign.cli.app import run
 
