@@ -57,7 +57,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     json_mode = request.args.json_output
     port = None
     # Passwords of --command-config never reach a terminal, a log or a traceback, whatever the error.
-    configs: list = []  # the ClientConfig, once read: it knows its secrets (some are made on first use)
+    configs: list = []  # the port, once open: it knows the secrets of its client config (some made on first use)
     terminal = out is _stdout and sys.stdout.isatty()
     err_terminal = err is _stderr and sys.stderr.isatty()
     out, err = _scrubbed(out, configs), _scrubbed(err, configs)
@@ -70,8 +70,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         else:
             command = command_module(COMMANDS[request.kind])
             port = open_cluster(request.args)
-            if getattr(port, "config", None) is not None:
-                configs.append(port.config)
+            configs.append(port)
         return command.run(Invocation(request.kind, request.args, port, out, err, terminal, err_terminal))
     except TerseError as exc:
         _report_error(exc.message, exc.message, exc, json_mode, out, err)

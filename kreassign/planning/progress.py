@@ -332,14 +332,15 @@ def verify_outcome(
 ) -> PlanOutcome:
     """The ``--verify`` counterpart: ``not_at_target`` for a partition with no active reassignment
     whose replicas differ from the target (unknown partitions included) and for a log-dir move that
-    is not happening (cancelled, offline log dir, or replica missing while its partition is not
-    moving); ``in_progress`` while a partition or log-dir move runs; else ``complete``."""
+    is not happening (cancelled, or the replica not in a live log dir of its broker while its
+    partition is not moving); ``in_progress`` while a partition or log-dir move runs; else ``complete``."""
     moving = {tp for tp, state in partitions.items() if not state.done}
     stuck = any(state.status is ReassignmentStatus.NOT_AT_TARGET for state in partitions.values())
     for replica, move in log_dirs.items():
-        partition_moving = TopicPartition(replica.topic, replica.partition) in moving
-        not_there = move.kind is LogDirMoveKind.MISSING_REPLICA and not partition_moving
-        stuck = stuck or not_there or move.kind in (LogDirMoveKind.CANCELLED, LogDirMoveKind.MISSING_LOG_DIR)
+        # a replica its broker does not list yet is expected while its partition is still being moved
+        missing = move.kind in (LogDirMoveKind.MISSING_REPLICA, LogDirMoveKind.MISSING_LOG_DIR)
+        not_there = missing and TopicPartition(replica.topic, replica.partition) not in moving
+        stuck = stuck or not_there or move.kind is LogDirMoveKind.CANCELLED
     if stuck:
         return PlanOutcome.NOT_AT_TARGET
     if moving or any(not move.done for move in log_dirs.values()):

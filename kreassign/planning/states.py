@@ -50,7 +50,9 @@ class LogDirMoveState:
 
     @property
     def done(self) -> bool:
-        return self.kind is not LogDirMoveKind.ACTIVE
+        """As in the Apache tool: only a completed or cancelled move is done (a missing replica is not,
+        so --verify keeps the throttles)."""
+        return self.kind in (LogDirMoveKind.COMPLETED, LogDirMoveKind.CANCELLED)
 
 
 def _joined(replicas: tuple[int, ...]) -> str:
