@@ -26,7 +26,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from kreassign.cluster.client_config import ClientConfig
 from kreassign.cluster.client_errors import ClientErrors
@@ -68,8 +68,10 @@ from kreassign.errors import (
     KreassignError,
     UnknownTopicOrPartitionError,
 )
+from kreassign.javacompat.hashes import java_replica_hash, java_string_compare, java_string_hash
+from kreassign.javacompat.hashmap import DEFAULT_JAVA_VERSION, copy_capacity, iteration_order
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
-from kreassign.planning.javaorder import java_int_hash, java_string_hash
+from kreassign.planning.placement import describe_cluster_node_order
 
 LOG = logging.getLogger(__name__)
 LOG.addHandler(logging.NullHandler())
@@ -89,52 +91,6 @@ _LATEST_TIMESTAMP = -1
 
 _GRACE_S = 5.0  # on top of the client's own deadline, before giving up waiting on a future
 _POLL_INTERVAL_S = 0.05  # how often librdkafka's error callback is served while waiting
-
-T = TypeVar("T")
-
-
-# ------------------------------------------------------------------------------ Java HashMap order
-def java_hash_map_order(items: Iterable[T], hash_fn: Callable[[T], int], initial_capacity: int = 16) -> list[T]:
-    """Iteration order of a ``java.util.HashMap`` filled with ``items`` (distinct keys) in order.
-
-    Bucket ``(h ^ (h >>> 16)) & (n - 1)``, then insertion order within a bucket; the table doubles
-    past a 0.75 load and when a bucket passes 8 entries below 64 buckets. Bins Java turns into trees
-    (more than 8 colliding keys in a table of 64 or more) keep insertion order here.
-    """
-    capacity = _table_size_for(initial_capacity)
-    table: list[list[tuple[int, T]]] = [[] for _ in range(capacity)]
-    for size, item in enumerate(items, start=1):
-        h = hash_fn(item) & 0xFFFFFFFF
-        h ^= h >> 16
-        bucket = table[h & (capacity - 1)]
-        bucket.append((h, item))
-        if (len(bucket) > 8 and capacity < 64) or size > capacity * 0.75:
-            capacity *= 2
-            resized: list[list[tuple[int, T]]] = [[] for _ in range(capacity)]
-            for old in table:
-                for entry in old:
-                    resized[entry[0] & (capacity - 1)].append(entry)
-            table = resized
-    return [item for bucket in table for _, item in bucket]
-
-
-def copied_map_capacity(size: int) -> int:
-    """Table size of ``new HashMap<>(map)`` for a map of ``size`` entries."""
-    return _table_size_for(int(size / 0.75 + 1.0))
-
-
-def _table_size_for(capacity: int) -> int:
-    n = 1
-    while n < capacity:
-        n <<= 1
-    return n
-
-
-def java_replica_hash(replica: TopicPartitionReplica) -> int:
-    """``org.apache.kafka.common.TopicPartitionReplica.hashCode()``."""
-    result = 31 + java_string_hash(replica.topic)
-    result = 31 * result + replica.partition
-    return 31 * result + replica.broker_id
 
 
 # ------------------------------------------------------------------------------ the adapter
@@ -356,7 +312,7 @@ class KafkaCluster:
             admin = self._librdkafka()
             described = self._wait(admin.describe_cluster(request_timeout=self.api_timeout_s), call)
             nodes = [Broker(n.id, n.rack, n.host, n.port) for n in described.nodes]
-        return java_hash_map_order(nodes, lambda b: java_int_hash(b.id))
+        return describe_cluster_node_order(nodes)
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         """One request for all topics. A failure is reported for the topic Java's tool checks first
@@ -375,7 +331,8 @@ class KafkaCluster:
             admin.describe_topics(TopicCollection(sendable), request_timeout=self.api_timeout_s) if sendable else {}
         )
         described: dict[str, list[PartitionInfo]] = {}
-        for name in java_hash_map_order(names, java_string_hash, copied_map_capacity(len(names))):
+        capacity = copy_capacity(len(names), DEFAULT_JAVA_VERSION)
+        for name in iteration_order(names, java_string_hash, java_string_compare, initial_capacity=capacity):
             if not name:
                 raise error_for(
                     java_exception(INVALID_TOPIC, "The given topic name '' cannot be represented in a request.")
@@ -538,7 +495,8 @@ class KafkaCluster:
         call = "alterReplicaLogDirs"
         if not moves:
             return set()
-        java_order = java_hash_map_order(list(moves), java_replica_hash, copied_map_capacity(len(moves)))
+        capacity = copy_capacity(len(moves), DEFAULT_JAVA_VERSION)
+        java_order = iteration_order(list(moves), java_replica_hash, initial_capacity=capacity)
         failures: dict[TopicPartitionReplica, JavaException | KreassignError] = {}
         accepted: set[TopicPartitionReplica] = set()
         if self.using_controllers:
