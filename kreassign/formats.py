@@ -20,6 +20,7 @@ from operator import attrgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError, InvalidJsonError
+from kreassign.gcpause import gc_paused
 from kreassign.javacompat.arithmetic import INT_MAX, INT_MIN
 from kreassign.javacompat.hashes import (
     java_int_compare,
@@ -30,7 +31,7 @@ from kreassign.javacompat.hashes import (
 )
 from kreassign.javacompat.hashmap import hash_set_order
 from kreassign.javacompat.jackson_nodes import JsonValue
-from kreassign.javacompat.jackson_reader import JacksonError, gc_paused, try_parse_full
+from kreassign.javacompat.jackson_reader import JacksonError, try_parse_full
 from kreassign.javacompat.jackson_writer import node_to_string, quote_json_string
 from kreassign.javacompat.text import (
     decode_utf8_like_java,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 
 from kreassign.actions.common import Output
@@ -125,11 +125,10 @@ def generate_balanced(
     spark_master: str | None,
     spark_conf: Mapping[str, str],
     out: Output,
-    report: Callable[[PlanQuality, str], None],
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
-) -> GenerateResult:
-    """Prints the proposal (Apache layout) on ``out``; hands the plan report (:mod:`kreassign.planning.quality`)
-    and the engine used to ``report``."""
+) -> tuple[GenerateResult, PlanQuality, str]:
+    """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
+    (:mod:`kreassign.planning.quality`, for the plan report) and the engine used."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
     hosts = set(chain.from_iterable(topic.replicas for topic in current.values()))  # brokers gone too
@@ -157,8 +156,7 @@ def generate_balanced(
         (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], None) for name, topic in current.items()
     )
     result = print_proposal(out, current_assignment_json(current), proposed)
-    report(quality, used)
-    return result
+    return result, quality, used
 
 
 def broker_disks(

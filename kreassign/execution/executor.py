@@ -23,7 +23,7 @@ from typing import ClassVar, Protocol
 
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, is_transient
-from kreassign.execution.journal import Journal, JournalState
+from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.model import PartitionInfo, TopicPartition, TopicPartitionReplica
 from kreassign.planning.steps import Limits, Step, next_step, plan_partition, select_steps
@@ -116,7 +116,7 @@ def signal_received() -> int | None:
 
 @dataclass
 class Outcome:
-    status: str  # completed, cancelled, interrupted, failed
+    status: RunStatus  # completed, cancelled, interrupted or failed
     steps_done: int
     partitions_done: int
     partitions: int
@@ -125,6 +125,7 @@ class Outcome:
     failures: dict[TopicPartition, str] = field(default_factory=dict)
     reverted: list[TopicPartition] = field(default_factory=list)
     message: str = ""
+    signum: int | None = None  # the signal that interrupted the run
 
 
 OFFLINE_RECHECKS = 5
@@ -186,19 +187,19 @@ class BatchedExecutor:
 
     # ---------------------------------------------------------------- the run
     def run(self) -> Outcome:
-        status, message = "failed", ""
+        status, message, signum = RunStatus.FAILED, "", None
         try:
             self._start()
             while True:
                 request = self._control()
                 if request == "cancel":
-                    status, message = "cancelled", "cancelled by --cancel"
+                    status, message = RunStatus.CANCELLED, "cancelled by --cancel"
                     break
                 try:
                     info, active, live = self._observe()
                     self._finish_steps(info, active)
                     if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
-                        status = "completed" if not self.failures else "failed"
+                        status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
                         break
                     self._check_offline(live)
                     self._start_steps(info, active, live)
@@ -211,9 +212,9 @@ class BatchedExecutor:
                     self._wait_out(exc)
                 self.sleep(self.poll_interval)
         except Interrupted as exc:
-            status, message = "interrupted", f"interrupted by {exc}"
+            status, message, signum = RunStatus.INTERRUPTED, f"interrupted by {exc}", exc.signum
         except BaseException as exc:
-            status, message = "failed", str(getattr(exc, "message", None) or exc) or type(exc).__name__
+            status, message = RunStatus.FAILED, str(getattr(exc, "message", None) or exc) or type(exc).__name__
             raise
         finally:
             with signals_deferred():
@@ -228,6 +229,7 @@ class BatchedExecutor:
             dict(self.failures),
             reverted,
             message,
+            signum,
         )
 
     def _start(self) -> None:
@@ -494,11 +496,11 @@ class BatchedExecutor:
     def _save(self) -> None:
         self.journal.save(self.state)
 
-    def _clean_up(self, status: str, message: str) -> list[TopicPartition]:
+    def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
         """Runs in ``finally``: revert the steps in flight (unless done), restore throttles, record the end."""
         problems = []
         reverted: list[TopicPartition] = []
-        if self.moving and status != "completed":
+        if self.moving and status is not RunStatus.COMPLETED:
             try:
                 data_moving = [tp for tp, m in self.moving.items() if not m.electing]
                 if data_moving:
@@ -537,7 +539,7 @@ class BatchedExecutor:
                 )
         except Exception as exc:
             problems.append(str(getattr(exc, "message", None) or exc))
-        self.state.status = status if not problems else "failed"
+        self.state.status = status if not problems else RunStatus.FAILED
         self.state.message = "; ".join([m for m in [message, *problems] if m])
         try:
             self._save()

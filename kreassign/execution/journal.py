@@ -19,12 +19,29 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from kreassign.errors import CommandError
 from kreassign.model import TopicPartition
 
 JOURNAL_VERSION = 1
+
+
+class RunStatus(StrEnum):
+    """Where a batched run stands (the journal's ``status``) or how it ended (the executor's outcome).
+    The journal's JSON holds the values, so journals of earlier versions still load."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+    @property
+    def resumable(self) -> bool:
+        """A run of the plan with this status left work that the same command resumes (and --cancel stops)."""
+        return self in (RunStatus.RUNNING, RunStatus.INTERRUPTED, RunStatus.FAILED)
 
 
 def plan_id(targets: Mapping[TopicPartition, Sequence[int]]) -> str:
@@ -38,19 +55,10 @@ def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Pat
     return Path(state) / "kreassign" / f"{plan_id(targets)}.json"
 
 
-def _key(tp: TopicPartition) -> str:
-    return f"{tp.topic}\t{tp.partition}"
-
-
-def _tp(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition("\t")
-    return TopicPartition(topic, int(partition))
-
-
 @dataclass
 class JournalState:
     plan_id: str
-    status: str  # running, completed, cancelled, interrupted, failed
+    status: RunStatus
     original: dict[TopicPartition, tuple[int, ...]]
     target: dict[TopicPartition, tuple[int, ...]]
     limits: dict[str, int | None]
@@ -102,7 +110,7 @@ class JournalState:
             raise ValueError("not a kreassign journal of version 1")
         state = cls(
             plan_id=data["plan_id"],
-            status=data["status"],
+            status=RunStatus(data["status"]),
             original={},
             target={},
             limits=data.get("limits", {}),

@@ -204,6 +204,7 @@ def test_interrupt_reverts_the_step_in_flight_restores_throttles_and_a_rerun_res
 
     outcome, out = run(sim, targets, tmp_path, limits, reporter=Recorder(interrupt), throttle=10 * MB)
     assert outcome.status == "interrupted" and outcome.reverted
+    assert outcome.signum == 15  # the exit status comes from it (143), not from the message
     assert sim.list_reassignments() == {}
     assert sim.configs == {}
     journal = Journal(tmp_path / "j.json").load()
