@@ -378,15 +378,18 @@ class SnapshotCluster:
             result[resource] = values
         return result
 
-    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def replica_sizes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         """Each replica on these brokers with the partition's ``size_bytes`` (replicas of partitions
         without a size are left out, as a live cluster leaves out what it cannot read)."""
         wanted = set(broker_ids)
+        only = None if partitions is None else set(partitions)
         return {
             TopicPartitionReplica(topic.name, p.partition, broker): p.size_bytes
             for topic in self.snapshot.topics.values()
             for p in topic.partitions
-            if p.size_bytes is not None
+            if p.size_bytes is not None and (only is None or TopicPartition(topic.name, p.partition) in only)
             for broker in p.replicas
             if broker in wanted
         }

@@ -19,7 +19,7 @@ from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Limits, Round, plan_rounds
+from kreassign.planning.steps import Limits, Round, count_steps, plan_rounds
 
 RESUMABLE = ("running", "interrupted", "failed")
 
@@ -148,11 +148,8 @@ def execute_batched(
         journal.write_rollback(rollback + "\n")
         text(f"Journal: {journal.path}\n")
         text(f"Rollback: {journal.rollback_path}\n")
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
-        text(
-            f"Moving {len(targets)} partition(s) in {sum(len(r.steps) for r in rounds)} step(s), "
-            f"{options.limits.describe()}.\n"
-        )
+        steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
+        text(f"Moving {len(targets)} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
         on_start()
         executor = BatchedExecutor(
             port,

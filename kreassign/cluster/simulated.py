@@ -39,6 +39,7 @@ class SimulatedCluster:
         self.bandwidth = bandwidth  # bytes/s a broker fetches unthrottled
         self.now = 0.0
         self.partitions: dict[TopicPartition, _Partition] = {}
+        self._topics: dict[str, list[TopicPartition]] = {}  # partitions of each topic, in order
         self.configs: dict[ConfigResource, dict[str, str]] = {}
         self.calls: list[str] = []  # every mutating call, for tests
         self.fail_next: dict[str, Exception] = {}  # method name -> exception raised once
@@ -49,6 +50,7 @@ class SimulatedCluster:
             self.partitions[TopicPartition(name, p)] = _Partition(
                 list(replicas), list(replicas), replicas[0], size, messages
             )
+        self._topics[name] = sorted(tp for tp in self.partitions if tp.topic == name)
 
     def stop_broker(self, broker_id: int) -> None:
         self.offline.add(broker_id)
@@ -123,7 +125,7 @@ class SimulatedCluster:
         self._fail_if_asked("describe_topics")
         result: dict[str, list[PartitionInfo]] = {}
         for topic in topics:
-            parts = sorted((tp, p) for tp, p in self.partitions.items() if tp.topic == topic)
+            parts = [(tp, self.partitions[tp]) for tp in self._topics.get(topic, []) if tp in self.partitions]
             if not parts:
                 raise UnknownTopicOrPartitionError(
                     f"org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic {topic} not found."
@@ -229,11 +231,18 @@ class SimulatedCluster:
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         return {tp: self.partitions[tp].end_offset for tp in partitions}
 
-    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def replica_sizes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         self._fail_if_asked("replica_sizes")
         wanted = set(broker_ids) - self.offline
         result = {}
-        for tp, part in self.partitions.items():
+        chosen = (
+            self.partitions
+            if partitions is None
+            else {tp: self.partitions[tp] for tp in partitions if tp in self.partitions}
+        )
+        for tp, part in chosen.items():
             for r in part.replicas:
                 if r in wanted:
                     size = int(part.copied[r]) if r in part.copied else part.size
