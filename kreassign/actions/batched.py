@@ -19,7 +19,7 @@ from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Limits, Round, count_steps, plan_rounds
+from kreassign.planning.steps import Limits, Round, busiest_broker, count_steps, plan_rounds
 
 RESUMABLE = ("running", "interrupted", "failed")
 
@@ -32,6 +32,8 @@ class BatchedOptions:
     additional: bool = False
     allow_replication_factor_change: bool = True
     journal_path: str | None = None
+    order: str = "plan"  # plan, small-first, large-first
+    adaptive: bool = False
     poll_interval: float = 1.0
     stall_timeout: float = 300.0
     dry_run: bool = False
@@ -63,6 +65,8 @@ def execute_batched(
             "A batched reassignment moves replicas between brokers only; run the log-dir moves "
             '(log_dirs other than "any") with a plain --execute once the batched run is done'
         )
+    if options.adaptive and options.limits.brokers is None:
+        raise CommandError("--adaptive adapts the per-broker limit: give it with --max-broker-movements N")
     targets = plan.targets()
     journal = journal_for(plan, options.journal_path)
 
@@ -95,7 +99,8 @@ def execute_batched(
         print_rollback(port, current, live, text)
 
     if options.dry_run:
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
+        rank = dry_run_rank(port, targets, options.order)
+        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits, rank)
         out(render_rounds(rounds, options.limits, options.output, rollback))
         return None
 
@@ -132,11 +137,7 @@ def execute_batched(
                 status="running",
                 original=dict(original),
                 target=dict(targets),
-                limits={
-                    "partitions": options.limits.partitions,
-                    "replicas": options.limits.replicas,
-                    "leaders": options.limits.leaders,
-                },
+                limits=limits_document(options.limits),
                 throttle=options.throttle,
                 log_dir_throttle=options.log_dir_throttle,
                 recorded_throttles=record_throttles(port, topics, brokers),
@@ -158,6 +159,8 @@ def execute_batched(
             options.limits,
             reporter,
             allow_replication_factor_change=options.allow_replication_factor_change,
+            order=options.order,
+            adaptive=options.adaptive,
             poll_interval=options.poll_interval,
             stall_timeout=options.stall_timeout,
             clock=clock,
@@ -168,7 +171,13 @@ def execute_batched(
         journal.unlock()
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
-        out(dump(outcome_document(outcome, journal, throttled, rollback, executor.cleanup_problems)))
+        out(
+            dump(
+                outcome_document(
+                    outcome, journal, throttled, rollback, executor.cleanup_problems, executor.state.limit_changes
+                )
+            )
+        )
         return outcome
     out(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:
@@ -211,16 +220,46 @@ def _journal_pid(journal: Journal) -> int | str:
         return "unknown"
 
 
+def limits_document(limits: Limits) -> dict[str, int | None]:
+    return {
+        "partitions": limits.partitions,
+        "replicas": limits.replicas,
+        "leaders": limits.leaders,
+        "brokers": limits.brokers,
+    }
+
+
+def dry_run_rank(port: ClusterPort, targets, order: str) -> dict[TopicPartition, int] | None:
+    """The partitions' order for --dry-run: the plan's, or by the size of their largest replica."""
+    if order == "plan":
+        return None
+    sizes: dict[TopicPartition, int] = {}
+    try:
+        for replica, size in port.replica_sizes(sorted({b for r in targets.values() for b in r})).items():
+            tp = TopicPartition(replica.topic, replica.partition)
+            sizes[tp] = max(sizes.get(tp, 0), size)
+    except Exception:  # no sizes (a snapshot without them, brokers that cannot say): the plan's order
+        return None
+    sign = 1 if order == "small-first" else -1
+    return {tp: i for i, tp in enumerate(sorted(targets, key=lambda tp: sign * sizes.get(tp, 0)))}
+
+
+def _busiest(steps) -> dict[str, int] | None:
+    busiest = busiest_broker(steps)
+    return None if busiest is None else {"broker": busiest[0], "steps": busiest[1]}
+
+
 def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
     if output == "json":
         plan_document = {
             "version": 1,
             "kind": "batched-plan",
             "rollback": json.loads(rollback),
-            "limits": {"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
+            "limits": limits_document(limits),
             "rounds": [
                 {
                     "round": r.number,
+                    "busiest_broker": _busiest(r.steps),
                     "steps": [
                         {
                             "topic": s.partition.topic,
@@ -244,7 +283,11 @@ def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: st
         "A round starts when the previous one is done; the executor itself starts a step as soon as a slot frees up.",
     ]
     for r in rounds:
-        lines.append(f"Round {r.number}:")
+        busiest = busiest_broker(r.steps) if limits.brokers is not None else None
+        if busiest is None:
+            lines.append(f"Round {r.number}:")
+        else:
+            lines.append(f"Round {r.number} (busiest broker {busiest[0]}: {busiest[1]} of {limits.brokers} steps):")
         lines.extend(f"  {s.describe()}" for s in r.steps)
     return "\n".join(lines) + "\n"
 
@@ -274,7 +317,12 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
 
 
 def outcome_document(
-    outcome: Outcome, journal: Journal, throttled: bool, rollback: str, warnings: list[str]
+    outcome: Outcome,
+    journal: Journal,
+    throttled: bool,
+    rollback: str,
+    warnings: list[str],
+    limit_changes: list[dict] | None = None,
 ) -> dict[str, object]:
     """The batched-outcome JSON document: the final result of a batched --execute."""
     return document(
@@ -293,6 +341,7 @@ def outcome_document(
         rollback_file=str(journal.rollback_path),
         rollback=json.loads(rollback),
         warnings=list(warnings),
+        limit_changes=list(limit_changes or []),
     )
 
 

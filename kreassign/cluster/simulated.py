@@ -133,6 +133,9 @@ class SimulatedCluster:
             result[topic] = [PartitionInfo(tp.partition, tuple(p.replicas), tuple(p.isr), p.leader) for tp, p in parts]
         return result
 
+    def list_topic_names(self) -> list[str]:
+        return sorted(self._topics)
+
     def list_reassignments(
         self, partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:

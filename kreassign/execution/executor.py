@@ -35,7 +35,8 @@ from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import CommandError, KreassignError, is_transient
 from kreassign.execution.journal import Journal, JournalState
 from kreassign.execution.throttles import ThrottleLifecycle
-from kreassign.model import PartitionInfo, TopicPartition, TopicPartitionReplica
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.adaptive import Aimd, Signals
 from kreassign.planning.progress import URP_UNDER_REPLICATED, classify_urp
 from kreassign.planning.steps import Limits, Step, next_step, plan_partition, priority, select_steps, step_brokers
 
@@ -146,6 +147,12 @@ HEALTH_RECHECK_S = 10.0
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
+ADAPT_INTERVAL_S = 10.0
+"""--adaptive: how often the cluster's health is sampled and the per-broker limit reconsidered."""
+
+STALLED_COPY_S = 60.0
+"""--adaptive: a copy whose bytes have not grown for this long has stopped progressing."""
+
 ORDERS = ("plan", "small-first", "large-first")
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
@@ -172,6 +179,7 @@ class BatchedExecutor:
         *,
         allow_replication_factor_change: bool = True,
         order: str = "plan",
+        adaptive: bool = False,
         poll_interval: float = 1.0,
         stall_timeout: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
@@ -209,6 +217,11 @@ class BatchedExecutor:
         self._unfinished_on: Counter[int] = Counter()  # unfinished partitions whose target has the broker
         self._changed: set[TopicPartition] = set()  # partitions whose journal record is out of date
         self._parked_now: set[TopicPartition] = set()
+        self.aimd = Aimd(limits.brokers, state.broker_limit) if adaptive and limits.brokers else None
+        self._adapted_at: float | None = None
+        self._peak_load = 0  # the most steps one broker was part of since the last adaptation
+        self._copy_seen: dict[TopicPartition, tuple[int, float]] = {}  # bytes copied, since when
+        self._known_brokers: set[int] = set()
         self.bytes_done = 0
         self.bytes_total: int | None = None
         self._rate: float | None = None
@@ -240,6 +253,7 @@ class BatchedExecutor:
                         break
                     self._check_offline(self._live)
                     self._start_steps()
+                    self._adapt()
                     self._save_changes()
                     self.reporter.progress(self._progress())
                     self._failing_since = None
@@ -270,6 +284,12 @@ class BatchedExecutor:
 
     def _start(self) -> None:
         self._live = {b.id for b in self.port.describe_brokers()}
+        self._known_brokers = set(self._live)
+        if self.aimd is not None:
+            self.state.broker_limit = self.aimd.limit
+            self.reporter.event(
+                f"Per-broker limit starts at {self.aimd.limit} (--adaptive, at most {self.aimd.maximum})"
+            )
         # a previous run of this plan may have died with its throttles set: restore from what is there now
         self.throttles.adopt_current(self._live)
         brokers = {b for replicas in self.state.target.values() for b in replicas}
@@ -461,7 +481,72 @@ class BatchedExecutor:
         self._parked_now.add(step.partition)
 
     def broker_limit(self) -> int | None:
-        return self.limits.brokers
+        return self.aimd.limit if self.aimd is not None else self.limits.brokers
+
+    # ---------------------------------------------------------------- --adaptive
+    def _adapt(self) -> None:
+        if self.aimd is None:
+            return
+        self._peak_load = max(self._peak_load, max(self.broker_load.values(), default=0))
+        now = self.clock()
+        if self._adapted_at is None:
+            self._adapted_at = now
+        if now - self._adapted_at < ADAPT_INTERVAL_S:
+            return
+        self._adapted_at = now
+        change = self.aimd.observe(self._signals(now))
+        self._peak_load = 0
+        if change is None:
+            return
+        self.state.broker_limit = change.after
+        self.state.limit_changes.append(
+            {"at_s": round(now - self._started, 3), "from": change.before, "to": change.after, "reason": change.reason}
+        )
+        self.journal.append(self.state, [self.state.settings_record()])
+        self.reporter.event(f"Per-broker limit {change.before} -> {change.after}: {change.reason}")
+        if change.after > change.before:
+            for place in list(self._parked):
+                if place >= 0:
+                    self._release(place)
+
+    def _signals(self, now: float) -> Signals:
+        """The cluster's health now: every topic it lists (the plan's when the port cannot list them)."""
+        lister = getattr(self.port, "list_topic_names", None)
+        topics = set(lister()) if lister is not None else {tp.topic for tp in self.state.target}
+        described = self.port.describe_topics(sorted(topics))
+        self._read_min_isr(set(described))
+        at_min = under = 0
+        for topic, infos in described.items():
+            min_isr = self._min_isr.get(topic, 1)
+            for info in infos:
+                tp = TopicPartition(topic, info.partition)
+                moving = self.moving.get(tp)
+                adding = () if moving is None else moving.step.adding
+                own = [b for b in info.replicas if b not in adding]  # a replica being added is not missing
+                if len(info.isr) <= min_isr and any(b not in info.isr for b in own):
+                    at_min += 1
+                reassigning = None if moving is None else PartitionReassignment(info.replicas, adding, ())
+                if classify_urp(info, reassigning) == URP_UNDER_REPLICATED:
+                    under += 1
+        stalled = 0
+        for tp, moving in self.moving.items():
+            copied = self._partial.get(tp, 0)
+            seen = self._copy_seen.get(tp)
+            if seen is None or seen[0] != copied:
+                self._copy_seen[tp] = (copied, now)
+            elif moving.step.adding and not moving.electing and now - seen[1] >= STALLED_COPY_S:
+                stalled += 1
+        for tp in set(self._copy_seen) - set(self.moving):
+            del self._copy_seen[tp]
+        limit = self.broker_limit() or 0
+        return Signals(
+            at_min_isr=at_min,
+            under_replicated=under,
+            offline_brokers=len(self._known_brokers - self._live),
+            stalled_copies=stalled,
+            rate=self._rate,
+            saturated=self._peak_load >= limit,
+        )
 
     # ---------------------------------------------------------------- steps
     def _add_moving(self, step: Step, now: float) -> None:
