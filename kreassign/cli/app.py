@@ -226,7 +226,7 @@ def run_action(action: str, args: ParsedArgs, port, out: Callable[[str], None], 
         timeout_ms = args.long_value("timeout")
         plan = formats.parse_reassignment_json(plan_text)
         formats.validate_execute_plan(plan)
-        if any(args.has(name) for name in BATCHED_OPTIONS) or args.has("dry-run"):
+        if any(args.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive")):
             return run_batched(args, port, plan, throttle, log_dir_throttle, out)
         result = execute_assignment(
             port,
@@ -306,7 +306,12 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
         partitions=_positive(args, "max-partition-movements"),
         replicas=_positive(args, "max-replica-movements"),
         leaders=_positive(args, "max-leader-movements"),
+        brokers=_positive(args, "max-broker-movements"),
     )
+    from kreassign.actions.balanced import check_choice
+    from kreassign.execution.executor import ORDERS
+
+    order = check_choice("order", str(args.value("order") or "plan"), ORDERS)
     poll_ms = _positive(args, "poll-interval-ms")
     options = BatchedOptions(
         limits=limits,
@@ -315,6 +320,8 @@ def run_batched(args: ParsedArgs, port, plan, throttle: int, log_dir_throttle: i
         additional=args.has("additional"),
         allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
         journal_path=args.value("journal-file"),
+        order=order,
+        adaptive=args.has("adaptive"),
         poll_interval=(poll_ms or 1000) / 1000.0,
         stall_timeout=(_positive(args, "stall-timeout-ms") or 300000) / 1000.0,
         dry_run=args.has("dry-run"),

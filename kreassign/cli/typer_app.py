@@ -112,6 +112,20 @@ def kreassign(
             rich_help_panel="kreassign extensions",
         ),
     ] = None,
+    max_broker_movements: Annotated[
+        int | None,
+        typer.Option(
+            "--max-broker-movements",
+            help=_help("max-broker-movements"),
+            metavar="N",
+            rich_help_panel="kreassign extensions",
+        ),
+    ] = None,
+    order: Annotated[
+        str,
+        typer.Option("--order", help=_help("order"), metavar="plan|small-first|large-first", rich_help_panel=_EXT),
+    ] = "plan",
+    adaptive: Annotated[bool, typer.Option("--adaptive", help=_help("adaptive"), rich_help_panel=_EXT)] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help=_help("dry-run"), rich_help_panel="kreassign extensions")
     ] = False,
