@@ -11,13 +11,14 @@ Time only moves when ``advance`` (or ``sleep``) is called, so tests need no real
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import UnknownTopicOrPartitionError
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
-from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS
+from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE
 
 
 @dataclass
@@ -33,8 +34,9 @@ class _Partition:
 
 
 class SimulatedCluster:
-    def __init__(self, brokers: Iterable[Broker], bandwidth: float = 50_000_000.0) -> None:
+    def __init__(self, brokers: Iterable[Broker], bandwidth: float = 50_000_000.0, shared_links: bool = False) -> None:
         self.brokers = {b.id: b for b in brokers}
+        self.shared_links = shared_links
         self.offline: set[int] = set()
         self.bandwidth = bandwidth  # bytes/s a broker fetches unthrottled
         self.now = 0.0
@@ -71,6 +73,7 @@ class SimulatedCluster:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+        shared = self._shared_rates() if self.shared_links else {}
         for tp, part in self.partitions.items():
             if part.leader is None and any(r not in self.offline for r in part.replicas):
                 part.leader = next(r for r in part.replicas if r not in self.offline)
@@ -83,11 +86,43 @@ class SimulatedCluster:
             for r, copied in list(part.copied.items()):
                 if r in self.offline or part.leader is None or r in part.isr:
                     continue
-                part.copied[r] = min(part.size, copied + self._rate(tp, r) * seconds)
+                rate = shared.get((tp, r), 0.0) if self.shared_links else self._rate(tp, r)
+                part.copied[r] = min(part.size, copied + rate * seconds)
                 if part.copied[r] >= part.size:
                     part.isr.append(r)
             if all(r in part.isr for r in part.target):
                 self._complete(part)
+
+    def _link_capacity(self, broker: int, config: str) -> float:
+        rate = self.configs.get(ConfigResource(ResourceType.BROKER, str(broker)), {}).get(config)
+        return self.bandwidth if rate is None else min(self.bandwidth, float(rate))
+
+    def _shared_rates(self) -> dict[tuple[TopicPartition, int], float]:
+        """Max-min fair shares of the links (progressive filling) for every copy under way."""
+        links: dict[tuple[str, int], list[tuple[TopicPartition, int]]] = defaultdict(list)
+        for tp, part in self.partitions.items():
+            if part.target is None or part.leader is None or part.leader in self.offline:
+                continue
+            for r in part.copied:
+                if r not in part.isr and r not in self.offline:
+                    links[("in", r)].append((tp, r))
+                    links[("out", part.leader)].append((tp, r))
+        left = {
+            link: self._link_capacity(link[1], FOLLOWER_THROTTLED_RATE if link[0] == "in" else LEADER_THROTTLED_RATE)
+            for link in links
+        }
+        rates: dict[tuple[TopicPartition, int], float] = {}
+        open_copies = {link: set(copies) for link, copies in links.items()}
+        while any(open_copies.values()):
+            link = min((k for k, v in open_copies.items() if v), key=lambda k: left[k] / len(open_copies[k]))
+            share = left[link] / len(open_copies[link])
+            for copy in list(open_copies[link]):
+                rates[copy] = share
+                for other, members in open_copies.items():
+                    if copy in members:
+                        members.discard(copy)
+                        left[other] -= share
+        return rates
 
     def _rate(self, tp: TopicPartition, broker: int) -> float:
         topic = self.configs.get(ConfigResource(ResourceType.TOPIC, tp.topic), {})

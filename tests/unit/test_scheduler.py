@@ -305,3 +305,16 @@ def test_dry_run_shows_the_rounds_under_the_per_broker_limit_and_the_busiest_bro
     assert document["limits"] == {"partitions": 4, "replicas": None, "leaders": None, "brokers": 2}
     assert [r["busiest_broker"] for r in document["rounds"]] == [{"broker": 0, "steps": 2}] * 2
     assert sim.list_reassignments() == {}
+
+
+def test_shared_links_split_a_brokers_rate_between_the_copies_crossing_it():
+    sim = SimulatedCluster([Broker(i, None) for i in range(4)], bandwidth=10 * MB, shared_links=True)
+    sim.add_topic("t", [(0,), (1,)], size=10 * MB)
+    sim.alter_reassignments({tp(0): (0, 3), tp(1): (1, 3)})  # two copies into broker 3: 5 MB/s each
+    sim.advance(1.0)
+    assert sim.partitions[tp(0)].copied[3] == sim.partitions[tp(1)].copied[3] == 5 * MB
+    sim.advance(1.0)
+    assert sim.list_reassignments() == {}
+    sim.alter_reassignments({tp(0): (0, 3, 1)})  # one copy, served by leader 0 into broker 1: the whole rate
+    sim.advance(0.5)
+    assert sim.partitions[tp(0)].copied[1] == 5 * MB
