@@ -711,6 +711,8 @@ class BatchedExecutor:
                 continue
             reason = self._health_reason(tp, current)
             if reason is not None:
+                if self._waiting_notes.get(tp) != reason:
+                    self.reporter.event(reason)
                 self._waiting_notes[tp] = reason
                 self._parked.setdefault(_HEALTH, []).append(tp)
                 continue
