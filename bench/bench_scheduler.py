@@ -14,7 +14,7 @@ replica. Plans shaped like real operations, partitions of log-normal sizes (medi
 The floor of a plan is the largest, over brokers, of its bytes in or bytes out divided by the rate. For
 each plan and way of running it: wall (simulated seconds) / floor, the peak number of steps one broker is
 part of at once (new replicas it receives plus partitions it leads while they copy), and the peak number
-of extra replicas (replicas being added at once), sampled every 0.1 s:
+of extra replicas (replicas being added at once), sampled every 0.25 s:
 
 * Apache all-at-once: every partition submitted at once (``--execute --throttle``), ``--verify`` every 1 s;
 * kreassign with P only (``--max-partition-movements``);
@@ -40,7 +40,7 @@ from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
 from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
 
-TICK = 0.1  # seconds the simulated cluster moves at once
+TICK = 0.25  # seconds the simulated cluster moves at once
 
 
 def build_plan(kind: str, partitions: int, seed: int):

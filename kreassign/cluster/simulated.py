@@ -99,29 +99,32 @@ class SimulatedCluster:
 
     def _shared_rates(self) -> dict[tuple[TopicPartition, int], float]:
         """Max-min fair shares of the links (progressive filling) for every copy under way."""
-        links: dict[tuple[str, int], list[tuple[TopicPartition, int]]] = defaultdict(list)
+        links: dict[tuple[str, int], set[tuple[TopicPartition, int]]] = defaultdict(set)
+        ends: dict[tuple[TopicPartition, int], tuple[tuple[str, int], tuple[str, int]]] = {}
         for tp, part in self.partitions.items():
             if part.target is None or part.leader is None or part.leader in self.offline:
                 continue
             for r in part.copied:
                 if r not in part.isr and r not in self.offline:
-                    links[("in", r)].append((tp, r))
-                    links[("out", part.leader)].append((tp, r))
+                    ends[(tp, r)] = (("in", r), ("out", part.leader))
+                    links[("in", r)].add((tp, r))
+                    links[("out", part.leader)].add((tp, r))
         left = {
             link: self._link_capacity(link[1], FOLLOWER_THROTTLED_RATE if link[0] == "in" else LEADER_THROTTLED_RATE)
             for link in links
         }
         rates: dict[tuple[TopicPartition, int], float] = {}
-        open_copies = {link: set(copies) for link, copies in links.items()}
-        while any(open_copies.values()):
-            link = min((k for k, v in open_copies.items() if v), key=lambda k: left[k] / len(open_copies[k]))
-            share = left[link] / len(open_copies[link])
-            for copy in list(open_copies[link]):
+        while links:
+            link = min(links, key=lambda k: left[k] / len(links[k]))
+            share = left[link] / len(links[link])
+            for copy in links.pop(link):
                 rates[copy] = share
-                for other, members in open_copies.items():
-                    if copy in members:
-                        members.discard(copy)
+                for other in ends[copy]:
+                    if other != link and other in links:
+                        links[other].discard(copy)
                         left[other] -= share
+                        if not links[other]:
+                            del links[other]
         return rates
 
     def _rate(self, tp: TopicPartition, broker: int) -> float:
