@@ -217,6 +217,7 @@ class BatchedExecutor:
         self._unfinished_on: Counter[int] = Counter()  # unfinished partitions whose target has the broker
         self._changed: set[TopicPartition] = set()  # partitions whose journal record is out of date
         self._parked_now: set[TopicPartition] = set()
+        self._described: dict[str, list[PartitionInfo]] = {}  # topics described during this poll
         self.aimd = Aimd(limits.brokers, state.broker_limit) if adaptive and limits.brokers else None
         self._adapted_at: float | None = None
         self._peak_load = 0  # the most steps one broker was part of since the last adaptation
@@ -241,6 +242,7 @@ class BatchedExecutor:
         try:
             self._start()
             while True:
+                poll_started = self.clock()
                 request = self._control()
                 if request == "cancel":
                     status, message = "cancelled", "cancelled by --cancel"
@@ -261,7 +263,8 @@ class BatchedExecutor:
                     if not is_transient(exc):
                         raise
                     self._wait_out(exc)
-                self.sleep(self.poll_interval)
+                # a poll every interval: the time the poll took counts
+                self.sleep(max(0.0, self.poll_interval - (self.clock() - poll_started)))
         except Interrupted as exc:
             status, message = "interrupted", f"interrupted by {exc}"
         except BaseException as exc:
@@ -409,17 +412,19 @@ class BatchedExecutor:
         return None
 
     def _observe_brokers(self) -> None:
+        self._described = {}  # a new poll: topics are described afresh
         self._live = {b.id for b in self.port.describe_brokers()}
 
     def _describe(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionInfo]:
-        """The metadata of these partitions (one request for their topics)."""
+        """The metadata of these partitions (one request for their topics, none for the topics this poll
+        has already described)."""
         wanted = set(partitions)
-        if not wanted:
-            return {}
-        described = self.port.describe_topics(sorted({tp.topic for tp in wanted}))
+        topics = {tp.topic for tp in wanted} - set(self._described)
+        if topics:
+            self._described.update(self.port.describe_topics(sorted(topics)))
         info: dict[TopicPartition, PartitionInfo] = {}
-        for topic, infos in described.items():
-            for p in infos:
+        for topic in {tp.topic for tp in wanted}:
+            for p in self._described.get(topic, []):
                 tp = TopicPartition(topic, p.partition)
                 if tp in wanted:
                     info[tp] = p
@@ -756,7 +761,7 @@ class BatchedExecutor:
             ]
             self._partial = {}
             brokers = sorted({r.broker_id for r in adding} & self._live)  # a stopped broker would not answer
-            if brokers:
+            if brokers and self.bytes_total:  # nothing to copy (empty partitions): nothing to ask
                 try:
                     sizes = self.port.replica_sizes(brokers, list(self.moving))
                 except Exception:  # display only
