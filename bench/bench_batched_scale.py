@@ -30,9 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 from kreassign.actions.batched import BatchedOptions, execute_batched  # noqa: E402
 from kreassign.cluster.kafka import KafkaCluster  # noqa: E402
+from kreassign.cluster.port import ConfigResource, ResourceType  # noqa: E402
 from kreassign.devcluster.cluster import LocalKafkaCluster  # noqa: E402
 from kreassign.devcluster.jars import apache_tool_command  # noqa: E402
 from kreassign.devcluster.topics import create_topic  # noqa: E402
+from kreassign.errors import KreassignError  # noqa: E402
 from kreassign.formats import parse_reassignment_json  # noqa: E402
 from kreassign.planning.steps import Limits  # noqa: E402
 
@@ -80,6 +82,20 @@ class PollTimes:
         self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
         time.sleep(seconds)
         self._mark = (time.perf_counter(), Counter(self.port.calls))
+
+
+def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> None:
+    """A loaded broker may not know a topic just created yet: wait until its configs can be read."""
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            port.describe_configs([resource])
+            return
+        except KreassignError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def write_plan(path: Path, topic: str, partitions: int, target: list[int]) -> str:
@@ -132,6 +148,7 @@ def main() -> int:
                 for tool in ("apache", "kreassign"):
                     topic = f"scale-{kind}-{tool}"
                     create_topic(bootstrap, topic, [[1, 2]] * args.partitions)
+                    wait_for_configs(port, topic)
                     plan = write_plan(tmp / f"{topic}.json", topic, args.partitions, TARGETS[kind])
                     if tool == "apache":
                         rows.append((kind, tool, apache(bootstrap, plan), None))
