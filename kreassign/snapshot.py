@@ -26,11 +26,13 @@ read-only ``ClusterPort``.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kreassign.cluster.port import (
+    ClusterPort,
     ConfigOp,
     ConfigResource,
     LogDirUsage,
@@ -237,7 +239,7 @@ def load_snapshot(path: str) -> ClusterSnapshot:
 
 
 # ---------------------------------------------------------------------------------------- from a cluster
-def snapshot_from_cluster(port: Any, topics: Sequence[str] | None = None) -> ClusterSnapshot:
+def snapshot_from_cluster(port: ClusterPort, topics: Sequence[str] | None = None) -> ClusterSnapshot:
     """Read brokers, topics, replica sizes and ``min.insync.replicas`` through ``port`` (the Kafka
     adapter, or a ``SnapshotCluster``). ``topics`` defaults to every topic of the cluster."""
     brokers = sorted(port.describe_brokers(), key=lambda b: b.id)
@@ -337,10 +339,15 @@ class SnapshotCluster:
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
         index = self._partitions()
+        brokers = {b.id for b in self.snapshot.brokers}
         result = {}
         for replica in replicas:
             p = index.get((replica.topic, replica.partition))
-            if p is None or replica.broker_id not in p.replicas or not p.log_dirs:
+            if p is None or replica.broker_id not in p.replicas:
+                if replica.broker_id in brokers:
+                    result[replica] = ReplicaLogDirInfo(current=None)  # the broker does not host it
+                continue
+            if not p.log_dirs:
                 continue
             log_dir = p.log_dirs[p.replicas.index(replica.broker_id)]
             if log_dir is not None:
@@ -400,6 +407,12 @@ class SnapshotCluster:
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         raise CommandError(f"{self.source} is a cluster snapshot: it holds no log end offsets")
+
+    def snapshot_file(self) -> str | None:
+        return self.source if os.path.exists(self.source) else None
+
+    def secrets(self) -> list[str]:
+        return []
 
     # writes: refused
     def alter_reassignments(

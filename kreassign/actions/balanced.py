@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, print_proposal, read_generate_inputs
-from kreassign.errors import CommandError, UsageError
+from kreassign.cluster.port import ClusterPort
+from kreassign.errors import UsageError
 from kreassign.model import TopicPartition
 from kreassign.planning.balance import Row, make_context, plan_balanced
 
@@ -59,27 +60,15 @@ def choose_engine(engine: str, partitions: int, spark_master: str | None = None)
     return "spark" if importlib.util.find_spec("pyspark") is not None else "local"
 
 
-def partition_sizes(port, topics: Sequence[str], broker_ids: Sequence[int]) -> dict[tuple[str, int], int]:
-    """Size of each partition in bytes: from the snapshot, or DescribeLogDirs on a live cluster."""
-    snapshot = getattr(port, "snapshot", None)
+def partition_sizes(port: ClusterPort, topics: Sequence[str], broker_ids: Iterable[int]) -> dict[tuple[str, int], int]:
+    """Size of each partition in bytes: its largest current replica on these brokers (DescribeLogDirs on
+    a live cluster, ``size_bytes`` in a snapshot)."""
     wanted = set(topics)
-    if snapshot is not None:
-        return {
-            (name, p.partition): p.size_bytes or 0
-            for name, topic in snapshot.topics.items()
-            if name in wanted
-            for p in topic.partitions
-        }
-    describe = getattr(port, "describe_log_dirs", None)
-    if describe is None:
-        return {}
     sizes: dict[tuple[str, int], int] = {}
-    for dirs in describe(broker_ids).values():
-        for log_dir in dirs:
-            for tp, size in log_dir.replica_sizes.items():
-                if tp.topic in wanted:
-                    key = (tp.topic, tp.partition)
-                    sizes[key] = max(size, sizes.get(key, 0), 0)
+    for replica, size in port.replica_sizes(broker_ids).items():
+        if replica.topic in wanted:
+            key = (replica.topic, replica.partition)
+            sizes[key] = max(size, sizes.get(key, 0), 0)
     return sizes
 
 
@@ -98,7 +87,8 @@ def generate_balanced(
 ) -> GenerateResult:
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
-    sizes = partition_sizes(port, topics, [b.id for b in inputs.cluster_brokers])
+    hosts = {b for info in current.values() for b in info.replicas}  # brokers gone from the cluster too
+    sizes = partition_sizes(port, topics, [*(b.id for b in inputs.cluster_brokers), *sorted(hosts)])
     rows: list[Row] = [
         (tp.topic, tp.partition, tuple(info.replicas), sizes.get((tp.topic, tp.partition), 0))
         for tp, info in sorted(current.items())
@@ -119,8 +109,8 @@ def generate_balanced(
 def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[str, int], list[int]]:
     from kreassign.spark import plan_balanced_spark
 
-    source = getattr(port, "source", None)
-    if getattr(port, "snapshot", None) is not None and source and os.path.exists(source):
+    source = port.snapshot_file()
+    if source is not None:
         return plan_balanced_spark(source, topics, ctx, master=spark_master, conf=spark_conf)
     from kreassign.snapshot import save_snapshot, snapshot_from_cluster
 
@@ -203,8 +193,6 @@ def write_cluster_snapshot(port, path: str, topics_json: str | None, err: Output
     if topics_json is not None:
         topics = parse_topics_to_move_json(topics_json)
         check_topic_duplicates(topics)
-    if not hasattr(port, "describe_log_dirs"):
-        raise CommandError("--write-cluster-snapshot needs --bootstrap-server")
     snapshot = snapshot_from_cluster(port, topics)
     save_snapshot(snapshot, path)
     err(

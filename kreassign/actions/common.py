@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.errors import CommandError, UnknownTopicOrPartitionError
+from kreassign.javacompat.hashes import java_int_compare, java_int_hash, java_string_compare, java_string_hash
+from kreassign.javacompat.hashmap import hash_set_order
 from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
-from kreassign.planning.javaorder import java_hash_order, java_int_hash, java_string_hash
 from kreassign.planning.states import LogDirMoveState
 from kreassign.planning.throttles import BROKER_LEVEL_THROTTLES, TOPIC_LEVEL_THROTTLES
 
@@ -103,7 +104,7 @@ def clear_all_throttles(
     broker_ids = [b.id for b in port.describe_brokers()]
     for _, replicas in targets:
         broker_ids.extend(replicas)
-    brokers = java_hash_order(broker_ids, java_int_hash)
+    brokers = hash_set_order(broker_ids, java_int_hash, java_int_compare)  # Collectors.toSet(), then addAll
     out(f"Clearing broker-level throttles on broker{'' if len(brokers) == 1 else 's'} {','.join(map(str, brokers))}\n")
     port.incremental_alter_configs(
         {
@@ -111,7 +112,7 @@ def clear_all_throttles(
             for b in brokers
         }
     )
-    topics = java_hash_order((tp.topic for tp, _ in targets), java_string_hash)
+    topics = hash_set_order((tp.topic for tp, _ in targets), java_string_hash, java_string_compare)
     out(f"Clearing topic-level throttles on topic{'' if len(topics) == 1 else 's'} {','.join(topics)}\n")
     port.incremental_alter_configs(
         {

@@ -10,8 +10,21 @@ from kreassign.actions.common import Output, describe_partitions, live_broker_id
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.errors import CommandError, TerseError, UnknownTopicOrPartitionError
 from kreassign.formats import format_reassignment_json
+from kreassign.javacompat.hashes import (
+    java_int_compare,
+    java_int_hash,
+    java_string_compare,
+    java_string_hash,
+    java_topic_partition_hash,
+)
+from kreassign.javacompat.hashmap import (
+    DEFAULT_JAVA_VERSION,
+    JavaHashMap,
+    hash_set_capacity,
+    hash_set_order,
+    iteration_order,
+)
 from kreassign.model import PartitionInfo, ReassignmentPlan, TopicPartition, TopicPartitionReplica
-from kreassign.planning.javaorder import java_hash_order, java_int_hash, java_topic_partition_hash
 from kreassign.planning.throttles import (
     FOLLOWER_THROTTLED_RATE,
     FOLLOWER_THROTTLED_REPLICAS,
@@ -44,10 +57,6 @@ def existing_reassignment_error(running: Mapping[TopicPartition, object]) -> Ter
         "or add --additional to start this one as well."
     )
     return error
-
-
-def _tp_hash(tp: TopicPartition) -> int:
-    return java_topic_partition_hash(tp.topic, tp.partition)
 
 
 @dataclass
@@ -125,9 +134,12 @@ def check_plan_against_cluster(
     """The Apache checks before anything changes: every target broker is live and every partition exists.
     Returns the partitions as they are now and the live broker ids."""
     live = live_broker_ids(port.describe_brokers())
-    target_brokers = java_hash_order((b for r in proposed.values() for b in r), java_int_hash)
-    unknown = next((b for b in target_brokers if b not in live), None)
-    if unknown is not None:
+    if any(b not in live for r in proposed.values() for b in r):
+        # executeAssignment: brokers = new HashSet<>(), then proposedParts.values().forEach(brokers::addAll)
+        target_brokers = hash_set_order(
+            (b for tp in _proposed_parts_order(proposed) for b in proposed[tp]), java_int_hash, java_int_compare
+        )
+        unknown = next(b for b in target_brokers if b not in live)
         error = CommandError(f"Unknown broker id {unknown}")
         error.add_note(
             f"Broker {unknown} is not a live broker of this cluster (live: {','.join(map(str, sorted(live)))}). "
@@ -137,12 +149,42 @@ def check_plan_against_cluster(
     described = describe_partitions(port, [tp.topic for tp in proposed])
     missing = [tp for tp in proposed if tp not in described]
     if missing:
-        ordered = java_hash_order(missing, _tp_hash, presized_from=len(proposed))
+        ordered = _missing_partition_order(_proposed_parts_order(proposed), described)
         raise UnknownTopicOrPartitionError(
             "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: "
             + ", ".join(str(tp) for tp in ordered)
         )
     return {tp: described[tp] for tp in proposed}, live
+
+
+def _proposed_parts_order(proposed: Mapping[TopicPartition, object]) -> list[TopicPartition]:
+    """Iteration order of ``parseExecuteAssignmentArgs``'s ``proposedParts``: a ``HashMap``
+    (``Collectors.toMap``) filled in file order."""
+    return iteration_order(list(proposed), java_topic_partition_hash)
+
+
+def _missing_partition_order(
+    proposed_order: Sequence[TopicPartition], described: Mapping[TopicPartition, PartitionInfo]
+) -> list[TopicPartition]:
+    """``getReplicaAssignmentForPartitions``: ``missing = new HashSet<>(partitions); missing.removeAll(res.keySet())``.
+
+    ``partitions`` iterates as ``proposed_order``; ``res`` is a default ``HashMap`` filled per topic, in the
+    order of the tool's ``describeTopics`` map (a default ``HashMap`` filled from the admin client's, whose
+    order ``described`` has), each topic's partitions as the broker lists them."""
+    wanted = set(proposed_order)
+    topics = iteration_order(list(dict.fromkeys(tp.topic for tp in described)), java_string_hash, java_string_compare)
+    by_topic: dict[str, list[TopicPartition]] = {topic: [] for topic in topics}
+    for tp in described:
+        if tp in wanted:
+            by_topic[tp.topic].append(tp)
+    found = iteration_order([tp for topic in topics for tp in by_topic[topic]], java_topic_partition_hash)
+    missing: JavaHashMap[TopicPartition] = JavaHashMap(
+        java_topic_partition_hash, None, hash_set_capacity(len(proposed_order), DEFAULT_JAVA_VERSION)
+    )
+    for tp in proposed_order:
+        missing.put(tp)
+    missing.remove_all(found)
+    return list(missing)
 
 
 def print_rollback(

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
 from kreassign.cluster.port import ClusterPort
 from kreassign.formats import format_reassignment_json, parse_generate_assignment_args
+from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
-from kreassign.planning.javarandom import JavaRandom
 from kreassign.planning.placement import calculate_assignment, get_broker_metadata
 from kreassign.planning.placement_model import UsableBroker
 

@@ -62,7 +62,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     json_mode = wants_json(request.args)
     port = None
     # Passwords of --command-config never reach a terminal, a log or a traceback, whatever the error.
-    configs: list = []  # the ClientConfig, once read: it knows its secrets (some are made on first use)
+    configs: list = []  # the port, once open: it knows the secrets of its client config (some made on first use)
     terminal = out is _stdout and sys.stdout.isatty()
     out, err = _scrubbed(out, configs), _scrubbed(err, configs)
     try:
@@ -73,8 +73,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
             run_zookeeper_action(request.kind, request.args, port, out)
             return EXIT_OK
         port = open_cluster(request.args)
-        if getattr(port, "config", None) is not None:
-            configs.append(port.config)
+        configs.append(port)
         return run_action(request.kind, request.args, port, out, terminal=terminal)
     except TerseError as exc:
         _report_error(exc.message, exc.message, exc, json_mode, out, err)

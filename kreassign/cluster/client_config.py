@@ -1,6 +1,7 @@
-"""``--command-config``: Java client properties, translated once for both Kafka clients.
+"""``--command-config``: the Java client properties, validated and translated once for both Kafka clients.
 
-The file is read like ``java.util.Properties.load`` reads it, then every property is sorted into one of:
+The file is read like ``java.util.Properties.load`` reads it (``java_properties``), then every property
+is sorted into one of:
 
 * translated: it has an equivalent in librdkafka (confluent-kafka) and in kafka-python
   (see ``TRANSLATED_PROPERTIES``);
@@ -13,9 +14,8 @@ The file is read like ``java.util.Properties.load`` reads it, then every propert
 
 Where the Java tool itself rejects a file, the error message is the one it prints after ``Error: ``;
 when that text is vague (``Failed to create new KafkaAdminClient``) the detail is added as an exception
-note. Java keystores and truststores (JKS, PKCS12) are converted with ``keytool``/``openssl`` into a
-private temporary folder (mode 0700, files 0600) removed when the config object goes away.
-Secrets never appear in messages or reprs.
+note. ``sasl.jaas.config`` is parsed by ``jaas``; Java keystores and truststores are converted by
+``keystores``. Secrets never appear in messages or reprs.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kreassign.cluster.jaas import parse_jaas_config
+from kreassign.cluster.java_properties import read_java_properties_file
+from kreassign.cluster.keystores import SslSettings, StoreFiles, StoreSettings
 from kreassign.errors import ConfigError
 
 DEFAULT_CLIENT_ID = "reassign-partitions-tool"
@@ -148,254 +151,13 @@ _AT_LEAST = {"receive.buffer.bytes": -1, "send.buffer.bytes": -1}
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 _DNS_LOOKUPS = ("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")
-# keytool is a short-lived JVM: skip the optimizing compiler, English output for parsing.
-_KEYTOOL_JVM_OPTIONS = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J-Duser.language=en")
-
-
-# --------------------------------------------------------------------------------- properties files
-def parse_java_properties(text: str) -> dict[str, str]:
-    """``java.util.Properties.load``: ``key=value``, ``key:value`` or ``key value``; ``#``/``!``
-    comment lines; a line ending in an odd number of backslashes continues on the next one (whose
-    leading blanks are dropped); ``\\uXXXX``, ``\\t``, ``\\n``, ``\\r``, ``\\f`` escapes, any other
-    escaped character stands for itself. The last of duplicate keys wins."""
-    properties: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key_end, value_start, has_separator, escaped = len(line), len(line), False, False
-        for index, char in enumerate(line):
-            if char in "=:" and not escaped:
-                key_end, value_start, has_separator = index, index + 1, True
-                break
-            if char in " \t\f" and not escaped:
-                key_end, value_start = index, index + 1
-                break
-            escaped = not escaped if char == "\\" else False
-        while value_start < len(line):
-            char = line[value_start]
-            if char not in " \t\f":
-                if has_separator or char not in "=:":
-                    break
-                has_separator = True
-            value_start += 1
-        properties[_unescape(line[:key_end])] = _unescape(line[value_start:])
-    return properties
-
-
-def _logical_lines(text: str) -> list[str]:
-    natural = re.split(r"\r\n|\r|\n", text)
-    logical: list[str] = []
-    index = 0
-    while index < len(natural):
-        line = natural[index].lstrip(" \t\f")
-        index += 1
-        if not line or line[0] in "#!":
-            continue
-        while _continues(line):
-            line = line[:-1]
-            if index >= len(natural):
-                break
-            line += natural[index].lstrip(" \t\f")
-            index += 1
-        logical.append(line)
-    return logical
-
-
-def _continues(line: str) -> bool:
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        index += 1
-        if char != "\\" or index >= len(text):
-            out.append(char)
-            continue
-        char = text[index]
-        index += 1
-        if char == "u":
-            digits = text[index : index + 4]
-            if len(digits) < 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise ConfigError("Malformed \\uxxxx encoding.")
-            out.append(chr(int(digits, 16)))
-            index += 4
-        else:
-            out.append({"t": "\t", "r": "\r", "n": "\n", "f": "\f"}.get(char, char))
-    return "".join(out)
 
 
 def load_client_config(path: str | os.PathLike[str] | None) -> ClientConfig:
-    """Read ``--command-config`` like the Apache tool: ISO-8859-1 text; a missing or unreadable file
-    fails with its path as the whole message (Java's ``NoSuchFileException``)."""
+    """``--command-config`` as the Apache tool reads it (see ``read_java_properties_file``)."""
     if path is None:
         return ClientConfig()
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("latin-1")
-    except OSError as exc:
-        raise ConfigError(_java_file_error(str(path), exc)) from exc
-    return ClientConfig(parse_java_properties(text))
-
-
-def _java_file_error(path: str, exc: OSError) -> str:
-    """``getMessage()`` of the exception Java's ``Files.newInputStream`` and ``read`` throw: the path
-    alone for a missing or forbidden file, ``Is a directory`` for a folder (opened, then read), else
-    the path and the system's text (``UnixException.translateToIOException``)."""
-    import errno
-
-    if exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, None):
-        return path
-    if exc.errno == errno.EISDIR:
-        return "Is a directory"
-    if exc.errno == errno.ELOOP:
-        return f"{path}: {exc.strerror} or unable to access attributes of symbolic link"
-    return f"{path}: {exc.strerror}"
-
-
-# --------------------------------------------------------------------------------- JAAS
-@dataclass(frozen=True)
-class JaasEntry:
-    login_module: str
-    control_flag: str
-    options: Mapping[str, str] = field(repr=False)
-
-
-def parse_jaas_config(text: str) -> list[JaasEntry]:
-    """``sasl.jaas.config`` as Kafka's ``JaasConfig`` reads it with ``java.io.StreamTokenizer``:
-    ``<LoginModule> <flag> key=value ... ;``. Values are words or quoted strings; an unquoted value
-    that starts with a digit is a number token, which Java rejects ("Value not specified ...")."""
-    tokens = _JaasTokenizer(text)
-    entries = []
-    while tokens.next() != _EOF:
-        module = tokens.sval
-        if tokens.next() == _EOF:
-            raise ValueError("Login module control flag not specified in JAAS config")
-        flag = tokens.sval
-        if flag is None:
-            raise ValueError("Login module control flag is not available in the JAAS config")
-        if flag.upper() not in ("REQUIRED", "REQUISITE", "SUFFICIENT", "OPTIONAL"):
-            raise ValueError(f"Invalid login module control flag '{flag}' in JAAS config")
-        options: dict[str, str] = {}
-        while tokens.next() != _EOF and tokens.ttype != ";":
-            key = "null" if tokens.sval is None else tokens.sval  # Java formats a missing key as null
-            if tokens.next() != "=" or tokens.next() == _EOF or tokens.sval is None:
-                raise ValueError(f"Value not specified for key '{key}' in JAAS config")
-            options[key] = tokens.sval
-        if tokens.ttype != ";":
-            raise ValueError("JAAS config entry not terminated by semi-colon")
-        if not module:
-            raise ValueError("Login module name not specified in JAAS config")
-        entries.append(JaasEntry(module, flag.upper(), options))
-    if not entries:
-        raise ValueError("Login module not specified in JAAS config")
-    return entries
-
-
-_EOF = "<EOF>"
-_WORD = "<WORD>"
-_NUMBER = "<NUMBER>"
-_QUOTE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-
-
-class _JaasTokenizer:
-    """The parts of ``java.io.StreamTokenizer``'s default syntax that Kafka's JaasConfig relies on,
-    with ``//`` and ``/* */`` comments and ``-``, ``_``, ``$`` as word characters."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-        self.ttype: str = ""
-        self.sval: str | None = None
-
-    def _peek(self) -> str:
-        return self.text[self.pos] if self.pos < len(self.text) else ""
-
-    @staticmethod
-    def _is_alpha(char: str) -> bool:
-        code = ord(char)
-        return (char.isascii() and char.isalpha()) or char in "_$-" or code >= 160
-
-    @staticmethod
-    def _is_digit(char: str) -> bool:
-        return char in "0123456789.-"
-
-    def next(self) -> str:
-        self.sval = None
-        while True:
-            char = self._peek()
-            if not char:
-                self.ttype = _EOF
-                return self.ttype
-            if ord(char) <= 32:
-                self.pos += 1
-                continue
-            if self._is_digit(char):
-                return self._number()
-            if self._is_alpha(char):
-                start = self.pos
-                while self._peek() and (self._is_alpha(self._peek()) or self._is_digit(self._peek())):
-                    self.pos += 1
-                self.sval = self.text[start : self.pos]
-                self.ttype = _WORD
-                return self.ttype
-            if char in "\"'":
-                return self._quoted(char)
-            if char == "/":
-                self.pos += 1
-                if self._peek() == "*":
-                    end = self.text.find("*/", self.pos + 1)
-                    self.pos = len(self.text) if end < 0 else end + 2
-                else:  # "//" and a lone "/" (a comment character by default) both end the line
-                    while self._peek() and self._peek() not in "\r\n":
-                        self.pos += 1
-                continue
-            self.pos += 1
-            self.ttype = char
-            return self.ttype
-
-    def _number(self) -> str:
-        if self._peek() == "-":
-            self.pos += 1
-            if not self._peek() or self._peek() not in "0123456789.":
-                self.ttype = "-"
-                return self.ttype
-        seen_dot = False
-        while self._peek() and ((self._peek().isdigit() and self._peek().isascii()) or self._peek() == "."):
-            if self._peek() == ".":
-                if seen_dot:
-                    break
-                seen_dot = True
-            self.pos += 1
-        self.ttype = _NUMBER
-        return self.ttype
-
-    def _quoted(self, quote: str) -> str:
-        self.pos += 1
-        out: list[str] = []
-        while self._peek() and self._peek() not in (quote, "\n", "\r"):
-            char = self._peek()
-            self.pos += 1
-            if char == "\\" and self._peek():
-                char = self._peek()
-                self.pos += 1
-                if char in "01234567":
-                    digits = char
-                    limit = 3 if char <= "3" else 2
-                    while len(digits) < limit and self._peek() and self._peek() in "01234567":
-                        digits += self._peek()
-                        self.pos += 1
-                    char = chr(int(digits, 8))
-                else:
-                    char = _QUOTE_ESCAPES.get(char, char)
-            out.append(char)
-        if self._peek() == quote:
-            self.pos += 1
-        self.sval = "".join(out)
-        self.ttype = quote
-        return self.ttype
+    return ClientConfig(read_java_properties_file(path))
 
 
 # --------------------------------------------------------------------------------- settings
@@ -404,26 +166,6 @@ class SaslCredentials:
     mechanism: str
     username: str
     password: str = field(repr=False)
-
-
-@dataclass(frozen=True)
-class StoreSettings:
-    """One Java keystore or truststore as configured (``location`` or inline PEM ``pem``)."""
-
-    kind: str  # "truststore" or "keystore"
-    store_type: str
-    location: str | None = None
-    password: str | None = field(default=None, repr=False)
-    pem: str | None = field(default=None, repr=False)  # truststore certificates, or keystore chain
-    key_pem: str | None = field(default=None, repr=False)  # keystore key (inline PEM)
-    key_password: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True)
-class SslSettings:
-    truststore: StoreSettings | None
-    keystore: StoreSettings | None
-    check_hostname: bool = True
 
 
 class ClientConfig:
@@ -455,7 +197,7 @@ class ClientConfig:
             )
         self.sasl = _sasl_credentials(props, self.security_protocol)
         self.ssl = _ssl_settings(props) if self.security_protocol in ("SSL", "SASL_SSL") else None
-        self._store_files: _StoreFiles | None = None
+        self._store_files: StoreFiles | None = None
 
     def __repr__(self) -> str:
         sasl = f", sasl_mechanism={self.sasl.mechanism!r}" if self.sasl else ""
@@ -543,10 +285,10 @@ class ClientConfig:
             conf.update(self._files().kafka_python())
         return conf
 
-    def _files(self) -> _StoreFiles:
+    def _files(self) -> StoreFiles:
         assert self.ssl is not None
         if self._store_files is None:
-            self._store_files = _StoreFiles(self.ssl)
+            self._store_files = StoreFiles(self.ssl)
         return self._store_files
 
 
@@ -696,230 +438,3 @@ def _store(props: Mapping[str, str], kind: str) -> StoreSettings | None:
         key_pem=inline_key,
         key_password=value("key.password") if kind == "keystore" else None,
     )
-
-
-# --------------------------------------------------------------------------------- key material
-def _pem_blocks(text: str) -> str:
-    """The certificates of an ``openssl``/``keytool`` listing, without their attribute lines."""
-    blocks = re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", text, re.S)
-    return "".join(block + "\n" for block in blocks)
-
-
-class _StoreFiles:
-    """PEM / PKCS12 files for the two OpenSSL-based clients, made from the Java stores on first use."""
-
-    def __init__(self, settings: SslSettings) -> None:
-        self.settings = settings
-        self._folder: str | None = None
-        self._cache: dict[str, Any] = {}
-        self.secrets = [
-            s
-            for store in (settings.truststore, settings.keystore)
-            if store
-            for s in (store.password, store.key_password)
-            if s
-        ]
-
-    # -- the two clients
-    def librdkafka(self) -> dict[str, Any]:
-        conf: dict[str, Any] = {}
-        trust = self.settings.truststore
-        if trust is not None:
-            if trust.pem is not None:
-                conf["ssl.ca.pem"] = trust.pem
-            else:
-                conf["ssl.ca.location"] = str(self._truststore_pem())
-        keys = self.settings.keystore
-        if keys is not None:
-            if keys.store_type == "PEM":
-                if keys.key_pem is not None:
-                    conf["ssl.key.pem"] = keys.key_pem
-                    conf["ssl.certificate.pem"] = keys.pem
-                else:
-                    conf["ssl.key.location"] = keys.location
-                    conf["ssl.certificate.location"] = keys.location
-                if keys.key_password:
-                    conf["ssl.key.password"] = keys.key_password
-            else:
-                pkcs12, password = self._keystore_pkcs12()
-                conf["ssl.keystore.location"] = str(pkcs12)
-                if password:
-                    conf["ssl.keystore.password"] = password
-        return conf
-
-    def kafka_python(self) -> dict[str, Any]:
-        conf: dict[str, Any] = {}
-        if self.settings.truststore is not None:
-            conf["ssl_cafile"] = str(self._truststore_pem())
-        keys = self.settings.keystore
-        if keys is not None:
-            certfile, keyfile, password = self._keystore_pem()
-            conf.update({"ssl_certfile": str(certfile), "ssl_keyfile": str(keyfile)})
-            if password:
-                conf["ssl_password"] = password
-        return conf
-
-    # -- conversions
-    def _truststore_pem(self) -> str:
-        if "truststore" in self._cache:
-            return self._cache["truststore"]
-        trust = self.settings.truststore
-        assert trust is not None
-        if trust.pem is not None:
-            path = self._write("truststore.pem", trust.pem)
-        elif trust.store_type == "PEM":
-            path = str(trust.location)
-        else:
-            listing = self._keytool(
-                trust,
-                ["-list", "-rfc", "-keystore", str(trust.location), "-storetype", trust.store_type],
-                {"-storepass": trust.password},
-            )
-            certificates = _pem_blocks(listing)
-            if not certificates:
-                raise ConfigError(f"ssl.truststore.location {trust.location} holds no certificate")
-            path = self._write("truststore.pem", certificates)
-        self._cache["truststore"] = path
-        return path
-
-    def _keystore_pkcs12(self) -> tuple[str, str | None]:
-        """librdkafka reads PKCS12 with one password: use the file as is when it is PKCS12 with no
-        separate key password, else convert with keytool."""
-        if "pkcs12" in self._cache:
-            return self._cache["pkcs12"]
-        keys = self.settings.keystore
-        assert keys is not None and keys.location is not None
-        if keys.store_type == "PKCS12" and keys.key_password in (None, keys.password):
-            result: tuple[str, str | None] = (keys.location, keys.password)
-        else:
-            import secrets
-
-            password = secrets.token_urlsafe(24)
-            self.secrets.append(password)
-            target = os.path.join(self._folder_path(), "keystore.p12")
-            source = ["-srckeystore", keys.location, "-srcstoretype", keys.store_type]
-            common = ["-importkeystore", "-noprompt", *source, "-destkeystore", str(target), "-deststoretype", "PKCS12"]
-            if keys.key_password in (None, keys.password):
-                self._keytool(keys, common, {"-srcstorepass": keys.password, "-deststorepass": password})
-            else:  # keytool takes a separate key password only entry by entry
-                for alias in self._private_key_aliases(keys):
-                    self._keytool(
-                        keys,
-                        [*common, "-srcalias", alias, "-destalias", alias],
-                        {"-srcstorepass": keys.password, "-srckeypass": keys.key_password, "-deststorepass": password},
-                    )
-            os.chmod(target, 0o600)
-            result = (target, password)
-        self._cache["pkcs12"] = result
-        return result
-
-    def _keystore_pem(self) -> tuple[str, str, str | None]:
-        """kafka-python (Python's ssl module) loads a PEM certificate chain and PEM private key."""
-        if "pem" in self._cache:
-            return self._cache["pem"]
-        keys = self.settings.keystore
-        assert keys is not None
-        if keys.store_type == "PEM":
-            if keys.key_pem is not None:
-                certfile = self._write("keystore-chain.pem", str(keys.pem))
-                keyfile = self._write("keystore-key.pem", keys.key_pem)
-            else:
-                certfile = keyfile = str(keys.location)
-            result: tuple[str, str, str | None] = (certfile, keyfile, keys.key_password)
-        else:
-            pkcs12, password = self._keystore_pkcs12()
-            certfile = os.path.join(self._folder_path(), "keystore-chain.pem")
-            keyfile = os.path.join(self._folder_path(), "keystore-key.pem")
-            env = {"KREASSIGN_PKCS12_PASSWORD": password or ""}
-            common = ["pkcs12", "-in", str(pkcs12), "-passin", "env:KREASSIGN_PKCS12_PASSWORD"]
-            # Python's ssl wants the certificate of the key first, then the rest of the chain.
-            leaf = self._openssl([*common, "-nokeys", "-clcerts"], env)
-            others = self._openssl([*common, "-nokeys", "-cacerts"], env)
-            self._write(os.path.basename(certfile), _pem_blocks(leaf) + _pem_blocks(others))
-            if password:
-                self._openssl(
-                    [*common, "-nocerts", "-out", str(keyfile), "-passout", "env:KREASSIGN_PKCS12_PASSWORD"], env
-                )
-            else:
-                self._openssl([*common, "-nocerts", "-nodes", "-out", str(keyfile)], env)
-            os.chmod(keyfile, 0o600)
-            result = (certfile, keyfile, password)
-        self._cache["pem"] = result
-        return result
-
-    def _private_key_aliases(self, keys: StoreSettings) -> list[str]:
-        listing = self._keytool(
-            keys,
-            ["-list", "-keystore", str(keys.location), "-storetype", keys.store_type],
-            {"-storepass": keys.password},
-        )
-        aliases = [line.split(",")[0] for line in listing.splitlines() if ", PrivateKeyEntry" in line]
-        if not aliases:
-            raise ConfigError(f"ssl.keystore.location {keys.location} holds no private key")
-        return aliases
-
-    # -- helpers
-    def _folder_path(self) -> str:
-        if self._folder is None:
-            import shutil
-            import tempfile
-            import weakref
-
-            self._folder = tempfile.mkdtemp(prefix="kreassign-tls-")  # mode 0700
-            weakref.finalize(self, shutil.rmtree, self._folder, True)
-        return self._folder
-
-    def _write(self, name: str, text: str) -> str:
-        path = os.path.join(self._folder_path(), name)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(text)
-        return path
-
-    def _keytool(self, store: StoreSettings, args: list[str], passwords: Mapping[str, str | None]) -> str:
-        import shutil
-
-        keytool = shutil.which("keytool")
-        if keytool is None:
-            raise ConfigError(
-                f"ssl.{store.kind}.type={store.store_type} needs Java's keytool on PATH to be converted: "
-                f"install a JDK, or convert ssl.{store.kind}.location to PEM and set ssl.{store.kind}.type=PEM"
-            )
-        env = dict(os.environ)
-        command = [keytool, *_KEYTOOL_JVM_OPTIONS, *args]
-        for option, secret in passwords.items():
-            if secret:
-                variable = "KREASSIGN_" + option.strip("-").upper()
-                env[variable] = secret
-                command += [f"{option}:env", variable]
-        return self._run(command, env, f"ssl.{store.kind}.location {store.location}")
-
-    def _openssl(self, args: list[str], extra_env: Mapping[str, str]) -> str:
-        import shutil
-
-        openssl = shutil.which("openssl")
-        if openssl is None:
-            raise ConfigError(
-                "ssl.keystore.type JKS/PKCS12 needs the openssl command to give kafka-python a PEM key: "
-                "install openssl, or convert ssl.keystore.location to PEM and set ssl.keystore.type=PEM"
-            )
-        return self._run([openssl, *args], {**os.environ, **extra_env}, "ssl.keystore.location")
-
-    def _run(self, command: list[str], env: Mapping[str, str], what: str) -> str:
-        import subprocess
-
-        process = subprocess.run(
-            command, capture_output=True, text=True, env=dict(env), stdin=subprocess.DEVNULL, timeout=120
-        )
-        if process.returncode != 0:
-            lines = [line for line in (process.stdout + "\n" + process.stderr).splitlines() if line.strip()]
-            errors = [line for line in lines if "error" in line.lower()]
-            detail = (errors or lines or [f"exit status {process.returncode}"])[-1]
-            message = self._scrub(detail.strip())
-            raise ConfigError(f"cannot read {what}: {message}")
-        return process.stdout
-
-    def _scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "****")
-        return text

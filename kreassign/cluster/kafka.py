@@ -11,9 +11,12 @@ Both clients are imported inside methods, so importing this module stays cheap.
 
 Errors carry the text the Apache tool prints after ``Error: ``: Java's exception class and
 ``getMessage()``, which is the broker's error message when it sent one, else the default message
-of the Kafka error code (``KAFKA_ERRORS``, taken from ``org.apache.kafka.common.protocol.Errors`` of
-the pinned release). Where Java would wait for a broker that is not in the cluster metadata until its
-deadline, the same error is raised at once.
+of the Kafka error code (``kafka_errors``); the clients' own failures read the same way
+(``client_errors``). Where Java would wait for a broker that is not in the cluster metadata until its
+deadline, the same error is raised at once, after the calls Java completes meanwhile.
+
+Modules of this adapter: ``controller_quorum`` (``--bootstrap-controller``), ``kafka_python_calls`` and
+``librdkafka_calls`` (shaping calls for each client), ``client_config`` (``--command-config``).
 """
 
 from __future__ import annotations
@@ -23,58 +26,64 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from kreassign.cluster.client_config import ClientConfig
+from kreassign.cluster.client_errors import ClientErrors
+from kreassign.cluster.controller_quorum import ControllerQuorum
+from kreassign.cluster.kafka_errors import (
+    ELECTION_NOT_NEEDED,
+    ERRORS_PACKAGE,
+    INVALID_TOPIC,
+    KAFKA_STORAGE_ERROR,
+    LEADERSHIP_MOVED,
+    UNKNOWN_TOPIC_EXCEPTION,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    JavaException,
+    error_for,
+    java_exception,
+    java_message,
+)
+from kreassign.cluster.kafka_python_calls import (
+    RETRY_BACKOFF_S,
+    CallTimedOut,
+    UnknownNodes,
+    pause_or_time_out,
+    retriable_kafka_python_errors,
+)
+from kreassign.cluster.librdkafka_calls import (
+    librdkafka_config_batches,
+    librdkafka_resource,
+    missing_partition_codes,
+    refuse_names_librdkafka_would_cut,
+    scrub_secrets,
+    source_value,
+)
 from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import (
-    TRANSIENT_JAVA_EXCEPTIONS,
-    AuthorizationError,
     ClusterError,
     ClusterTimeoutError,
     CommandError,
     ConfigError,
     KreassignError,
-    TransientClusterError,
     UnknownTopicOrPartitionError,
 )
+from kreassign.javacompat.hashes import java_replica_hash, java_string_compare, java_string_hash
+from kreassign.javacompat.hashmap import DEFAULT_JAVA_VERSION, copy_capacity, iteration_order
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
-from kreassign.planning.javaorder import java_int_hash, java_string_hash
+from kreassign.planning.placement import describe_cluster_node_order
 
 LOG = logging.getLogger(__name__)
 LOG.addHandler(logging.NullHandler())
 # librdkafka's own log lines (connection refused, ...) go to this logger; the CLI decides whether to show them.
 LIBRDKAFKA_LOG = logging.getLogger(f"{__name__}.librdkafka")
 
-ERRORS_PACKAGE = "org.apache.kafka.common.errors."
-TIMEOUT_EXCEPTION = ERRORS_PACKAGE + "TimeoutException"
-UNKNOWN_TOPIC_EXCEPTION = ERRORS_PACKAGE + "UnknownTopicOrPartitionException"
-UNSUPPORTED_WITH_CONTROLLERS = (
-    ERRORS_PACKAGE + "UnsupportedEndpointTypeException: This Admin API is not yet supported when "
-    "communicating directly with the controller quorum."
-)
 RF_CHANGE_UNSUPPORTED = (
     "The broker does not support the AllowReplicationFactorChange option for the "
     "AlterPartitionReassignments API. Consider re-sending the request without the option or updating "
     "the server version"
 )
 
-# Kafka protocol error codes this module acts on.
-REPLICA_NOT_AVAILABLE = 9
-NOT_CONTROLLER = 41
-KAFKA_STORAGE_ERROR = 56
-ELECTION_NOT_NEEDED = 84
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_TOPIC = 17
-# LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH: Java retries these.
-_LEADERSHIP_MOVED = frozenset({5, 6, 74, 75})
-
-# DescribeConfigs / IncrementalAlterConfigs wire values.
-_RESOURCE_TYPE_CODES = {ResourceType.TOPIC: 2, ResourceType.BROKER: 4}
-_DYNAMIC_SOURCES = {ResourceType.TOPIC: 1, ResourceType.BROKER: 2}  # DYNAMIC_TOPIC / DYNAMIC_BROKER
-_OPERATION_CODES = {OpType.SET: 0, OpType.DELETE: 1}
-_DESCRIBE_CLUSTER_CONTROLLERS = 2  # DescribeCluster EndpointType.CONTROLLER
 # ListOffsets: the replica id of debugging tools (the broker answers from its local log, leader or
 # follower, without isolation: the log end offset) and the LATEST timestamp.
 _DEBUGGING_REPLICA_ID = -2
@@ -82,95 +91,6 @@ _LATEST_TIMESTAMP = -1
 
 _GRACE_S = 5.0  # on top of the client's own deadline, before giving up waiting on a future
 _POLL_INTERVAL_S = 0.05  # how often librdkafka's error callback is served while waiting
-_RETRY_BACKOFF_S = 0.1
-
-T = TypeVar("T")
-
-
-# ------------------------------------------------------------------------------ Java error texts
-@dataclass(frozen=True)
-class JavaException:
-    """A Java exception as the Apache tool prints it: ``<class>: <getMessage()>``."""
-
-    class_name: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.class_name}: {self.message}"
-
-
-def java_exception(code: int, server_message: str | None = None) -> JavaException:
-    """What Java's ``ApiError(code, message).exception()`` is: the server's message when it sent one,
-    else the default message of the error code. Unknown codes are UNKNOWN_SERVER_ERROR, as in Java."""
-    name, default = KAFKA_ERRORS.get(code, KAFKA_ERRORS[-1])
-    class_name = name if "." in name else ERRORS_PACKAGE + name
-    return JavaException(class_name, default if server_message is None else server_message)
-
-
-def error_for(java: JavaException) -> ClusterError:
-    """The kreassign error type for a Java exception, with the Java text as its message."""
-    text = str(java)
-    if java.class_name.endswith("AuthorizationException"):
-        return AuthorizationError(text)
-    if java.class_name == UNKNOWN_TOPIC_EXCEPTION:
-        return UnknownTopicOrPartitionError(text)
-    if java.class_name == TIMEOUT_EXCEPTION:
-        return ClusterTimeoutError(text)
-    if java.class_name.removeprefix(ERRORS_PACKAGE) in TRANSIENT_JAVA_EXCEPTIONS:
-        return TransientClusterError(text)
-    return ClusterError(text)
-
-
-def java_message(error: KreassignError) -> str:
-    """``getMessage()`` of the Java exception behind one of our errors (its text without the class)."""
-    head, separator, tail = error.message.partition(": ")
-    if separator and (head.startswith("org.apache.kafka.") or head.startswith("java.")):
-        return tail
-    return error.message
-
-
-# ------------------------------------------------------------------------------ Java HashMap order
-def java_hash_map_order(items: Iterable[T], hash_fn: Callable[[T], int], initial_capacity: int = 16) -> list[T]:
-    """Iteration order of a ``java.util.HashMap`` filled with ``items`` (distinct keys) in order.
-
-    Bucket ``(h ^ (h >>> 16)) & (n - 1)``, then insertion order within a bucket; the table doubles
-    past a 0.75 load and when a bucket passes 8 entries below 64 buckets. Bins Java turns into trees
-    (more than 8 colliding keys in a table of 64 or more) keep insertion order here.
-    """
-    capacity = _table_size_for(initial_capacity)
-    table: list[list[tuple[int, T]]] = [[] for _ in range(capacity)]
-    for size, item in enumerate(items, start=1):
-        h = hash_fn(item) & 0xFFFFFFFF
-        h ^= h >> 16
-        bucket = table[h & (capacity - 1)]
-        bucket.append((h, item))
-        if (len(bucket) > 8 and capacity < 64) or size > capacity * 0.75:
-            capacity *= 2
-            resized: list[list[tuple[int, T]]] = [[] for _ in range(capacity)]
-            for old in table:
-                for entry in old:
-                    resized[entry[0] & (capacity - 1)].append(entry)
-            table = resized
-    return [item for bucket in table for _, item in bucket]
-
-
-def copied_map_capacity(size: int) -> int:
-    """Table size of ``new HashMap<>(map)`` for a map of ``size`` entries."""
-    return _table_size_for(int(size / 0.75 + 1.0))
-
-
-def _table_size_for(capacity: int) -> int:
-    n = 1
-    while n < capacity:
-        n <<= 1
-    return n
-
-
-def java_replica_hash(replica: TopicPartitionReplica) -> int:
-    """``org.apache.kafka.common.TopicPartitionReplica.hashCode()``."""
-    result = 31 + java_string_hash(replica.topic)
-    result = 31 * result + replica.partition
-    return 31 * result + replica.broker_id
 
 
 # ------------------------------------------------------------------------------ the adapter
@@ -199,9 +119,12 @@ class KafkaCluster:
             self.api_timeout_s = configured / 1000.0
         else:
             self.api_timeout_s = max(float(request_timeout_s), self.config.request_timeout_ms / 1000.0)
+        self.errors = ClientErrors(
+            self.address, self.using_controllers, self.api_timeout_s, self.config.security_protocol
+        )
         self._admin: Any = None  # confluent_kafka.admin.AdminClient
         self._legacy: Any = None  # kafka.admin.KafkaAdminClient
-        self._quorum: _ControllerQuorum | None = None
+        self._quorum: ControllerQuorum | None = None
         self._fatal_errors: list[Any] = []  # librdkafka authentication / TLS errors (KafkaError)
 
     def __repr__(self) -> str:
@@ -218,86 +141,11 @@ class KafkaCluster:
     def using_controllers(self) -> bool:
         return self.bootstrap_controllers is not None
 
-    # -------------------------------------------------------------------------- errors
-    def timeout_error(self, call: str) -> ClusterTimeoutError:
-        """Java's text for a call that found no node before its deadline; a note names the address."""
-        error = ClusterTimeoutError(f"{TIMEOUT_EXCEPTION}: Timed out waiting for a node assignment. Call: {call}")
-        kind = "bootstrap controllers" if self.using_controllers else "bootstrap servers"
-        option = "--bootstrap-controller" if self.using_controllers else "--bootstrap-server"
-        error.add_note(f"No answer from the {kind} {self.address} within {self.api_timeout_s:g} s.")
-        error.add_note(
-            f"Check that {option} names a listener reachable from this host (host, port, firewall) and that "
-            f"its security protocol is {self.config.security_protocol} (else set security.protocol in the "
-            "--command-config file)."
-        )
-        return error
-
-    def _sasl_failure(self, detail: str) -> ClusterError:
-        error = ClusterError(f"{ERRORS_PACKAGE}SaslAuthenticationException: {detail}")
-        error.add_note(
-            f"The cluster at {self.address} refused the SASL login: check sasl.mechanism and the username and "
-            "password in sasl.jaas.config of the --command-config file, and that the user exists for that "
-            "mechanism (kafka-configs --describe --entity-type users for SCRAM)."
-        )
-        return error
-
-    def _librdkafka_error(self, error: Any, call: str) -> ClusterError:
-        """A ``confluent_kafka.KafkaError`` as the Java exception the Apache tool would report."""
-        from confluent_kafka import KafkaError
-
-        code = error.code()
-        if code > 0:
-            text = error.str()
-            generic = KafkaError(code).str()
-            return error_for(java_exception(code, None if text == generic else text))
-        if code in (
-            KafkaError._TIMED_OUT,
-            KafkaError._TIMED_OUT_QUEUE,
-            KafkaError._TRANSPORT,
-            KafkaError._ALL_BROKERS_DOWN,
-            KafkaError._RESOLVE,
-        ):
-            return self.timeout_error(call)
-        if code == KafkaError._AUTHENTICATION:
-            return self._sasl_failure(_without_librdkafka_prefix(error.str()))
-        if code == KafkaError._SSL:
-            failure = ClusterError(f"{ERRORS_PACKAGE}SslAuthenticationException: SSL handshake failed")
-            failure.add_note(error.str())
-            failure.add_note(
-                f"The TLS handshake with {self.address} failed: check that the listener speaks "
-                f"{self.config.security_protocol}, that ssl.truststore.* in the --command-config file holds the "
-                "CA that signed the broker certificate, that the broker's certificate matches the host name "
-                "(or set ssl.endpoint.identification.algorithm= to skip that check), and ssl.keystore.* if "
-                "the broker requires client certificates."
-            )
-            return failure
-        return ClusterError(f"org.apache.kafka.common.KafkaException: {error.str()}")
-
-    def _kafka_python_error(self, exc: BaseException, call: str) -> KreassignError:
-        import kafka.errors as errors
-
-        if isinstance(exc, KreassignError):
-            return exc
-        if isinstance(exc, _retriable_kafka_python_errors()):
-            return self.timeout_error(call)
-        if isinstance(exc, errors.IncompatibleBrokerVersion):
-            return ClusterError(f"{ERRORS_PACKAGE}UnsupportedVersionException: {exc}")
-        if isinstance(exc, errors.SaslAuthenticationFailedError):
-            return self._sasl_failure(str(exc).split(": ", 1)[-1])
-        if isinstance(exc, errors.BrokerResponseError) and getattr(exc, "errno", None) is not None:
-            return error_for(java_exception(exc.errno))
-        if isinstance(exc, errors.KafkaConfigurationError | ValueError | TypeError):
-            return ConfigError(f"the Kafka client (kafka-python) refused the client configuration: {exc}")
-        return ClusterError(f"org.apache.kafka.common.KafkaException: {exc}")
-
-    def _unsupported_with_controllers(self) -> ClusterError:
-        return ClusterError(UNSUPPORTED_WITH_CONTROLLERS)
-
     # -------------------------------------------------------------------------- clients
     def _librdkafka(self) -> Any:
         """confluent-kafka's AdminClient (brokers only: librdkafka cannot talk to controllers)."""
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         if self._admin is None:
             from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
@@ -317,7 +165,7 @@ class KafkaCluster:
             except (KafkaException, ValueError, TypeError) as exc:
                 raise ConfigError(
                     "the Kafka client (librdkafka) refused the client configuration: "
-                    + _scrub(str(exc), self.config.librdkafka_config())
+                    + scrub_secrets(str(exc), self.config.librdkafka_config())
                 ) from None
         return self._admin
 
@@ -337,12 +185,12 @@ class KafkaCluster:
                     **conf,
                 )
             except Exception as exc:
-                raise self._kafka_python_error(exc, call) from exc
+                raise self.errors.from_kafka_python(exc, call) from exc
         return self._legacy
 
-    def _controller_quorum(self) -> _ControllerQuorum:
+    def _controller_quorum(self) -> ControllerQuorum:
         if self._quorum is None:
-            self._quorum = _ControllerQuorum(str(self.bootstrap_controllers), self._kafka_python_config())
+            self._quorum = ControllerQuorum(str(self.bootstrap_controllers), self._kafka_python_config())
         return self._quorum
 
     def _kafka_python_config(self) -> dict[str, Any]:
@@ -368,9 +216,9 @@ class KafkaCluster:
             except concurrent.futures.TimeoutError:
                 self._admin.poll(0)
                 if self._fatal_errors:
-                    raise self._librdkafka_error(self._fatal_errors[0], call) from None
+                    raise self.errors.from_librdkafka(self._fatal_errors[0], call) from None
                 if time.monotonic() >= deadline:
-                    raise self.timeout_error(call) from None
+                    raise self.errors.timeout(call) from None
 
     def _on_librdkafka_error(self, error: Any) -> None:
         from confluent_kafka import KafkaError
@@ -389,17 +237,19 @@ class KafkaCluster:
             error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
             if error is None:
                 raise ClusterError(f"org.apache.kafka.common.KafkaException: {exc}") from exc
-            raise self._librdkafka_error(error, call) from exc
+            raise self.errors.from_librdkafka(error, call) from exc
 
     def _run_kafka_python(self, call: str, coroutine: Callable[..., Any], *args: Any) -> Any:
         """Run a coroutine on kafka-python's I/O thread; its errors become Java-like errors."""
         runner = self._controller_quorum() if self.using_controllers else self._kafka_python_admin(call)._manager
         try:
             return runner.run(coroutine, *args)
-        except _CallTimedOut:
-            raise self.timeout_error(call) from None
+        except UnknownNodes as unknown:
+            raise self.errors.unknown_nodes(call, unknown.missing, unknown.known) from None
+        except CallTimedOut:
+            raise self.errors.timeout(call) from None
         except Exception as exc:
-            raise self._kafka_python_error(exc, call) from exc
+            raise self.errors.from_kafka_python(exc, call) from exc
 
     async def _send_to_controller(self, build: Callable[[], Any], deadline: float) -> Any:
         """Send to the controller (brokers forward it in KRaft), retrying until the deadline."""
@@ -415,19 +265,19 @@ class KafkaCluster:
         while True:
             try:
                 return await admin._send_request_to_controller(build(), errors_of, False)
-            except _retriable_kafka_python_errors() as exc:
+            except retriable_kafka_python_errors() as exc:
                 # kafka-python keeps the controller id it found first; if that broker went away, find the
                 # current one (in KRaft any live broker forwards to the quorum) instead of waiting for it
                 admin._controller_id = None
-                await _pause_or_time_out(admin._net, deadline, exc)
+                await pause_or_time_out(admin._net, deadline, exc)
 
     async def _send_to_broker(self, broker_id: int, build: Callable[[], Any], deadline: float) -> Any:
         manager = self._legacy._manager
         while True:
             try:
                 return await manager.send(build(), node_id=broker_id)
-            except _retriable_kafka_python_errors() as exc:
-                await _pause_or_time_out(manager._net, deadline, exc)
+            except retriable_kafka_python_errors() as exc:
+                await pause_or_time_out(manager._net, deadline, exc)
 
     def _partitions_by_broker(
         self, replicas: Sequence[TopicPartitionReplica], call: str
@@ -435,7 +285,7 @@ class KafkaCluster:
         """The replicas grouped by broker then topic, for one kafka-python request per broker (which
         controllers do not serve)."""
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
         by_broker: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
         for replica in replicas:
@@ -462,7 +312,7 @@ class KafkaCluster:
             admin = self._librdkafka()
             described = self._wait(admin.describe_cluster(request_timeout=self.api_timeout_s), call)
             nodes = [Broker(n.id, n.rack, n.host, n.port) for n in described.nodes]
-        return java_hash_map_order(nodes, lambda b: java_int_hash(b.id))
+        return describe_cluster_node_order(nodes)
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         """One request for all topics. A failure is reported for the topic Java's tool checks first
@@ -473,7 +323,7 @@ class KafkaCluster:
         names = list(dict.fromkeys(topics))
         if not names:
             return {}
-        _refuse_names_librdkafka_would_cut(names)
+        refuse_names_librdkafka_would_cut(names)
         call = "listNodes"  # Java describes the cluster first; a dead cluster times out there
         admin = self._librdkafka()
         sendable = [name for name in names if name]  # Java fails "" without asking, librdkafka refuses the call
@@ -481,7 +331,8 @@ class KafkaCluster:
             admin.describe_topics(TopicCollection(sendable), request_timeout=self.api_timeout_s) if sendable else {}
         )
         described: dict[str, list[PartitionInfo]] = {}
-        for name in java_hash_map_order(names, java_string_hash, copied_map_capacity(len(names))):
+        capacity = copy_capacity(len(names), DEFAULT_JAVA_VERSION)
+        for name in iteration_order(names, java_string_hash, java_string_compare, initial_capacity=capacity):
             if not name:
                 raise error_for(
                     java_exception(INVALID_TOPIC, "The given topic name '' cannot be represented in a request.")
@@ -492,7 +343,7 @@ class KafkaCluster:
                 error = exc.args[0]
                 if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                     raise UnknownTopicOrPartitionError(f"{UNKNOWN_TOPIC_EXCEPTION}: Topic {name} not found.") from exc
-                raise self._librdkafka_error(error, call) from exc
+                raise self.errors.from_librdkafka(error, call) from exc
             described[name] = sorted(
                 (
                     PartitionInfo(
@@ -632,11 +483,9 @@ class KafkaCluster:
                     for p in topic.partitions:
                         replica = TopicPartitionReplica(topic.name, p.partition_index, broker_id)
                         (future if p.is_future_key else current)[replica] = log_dir.log_dir
-        return {
-            r: ReplicaLogDirInfo(current=current.get(r), future=future.get(r))
-            for r in wanted
-            if r in current or r in future
-        }
+        # As in Java, every replica asked of a broker has an answer: no current log dir when the broker
+        # does not list the replica (not hosted, or in an offline log dir).
+        return {r: ReplicaLogDirInfo(current=current.get(r), future=future.get(r)) for r in wanted}
 
     def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
         """One AlterReplicaLogDirs per broker, all in flight at once. The failure reported is the one
@@ -646,11 +495,12 @@ class KafkaCluster:
         call = "alterReplicaLogDirs"
         if not moves:
             return set()
-        java_order = java_hash_map_order(list(moves), java_replica_hash, copied_map_capacity(len(moves)))
+        capacity = copy_capacity(len(moves), DEFAULT_JAVA_VERSION)
+        java_order = iteration_order(list(moves), java_replica_hash, initial_capacity=capacity)
         failures: dict[TopicPartitionReplica, JavaException | KreassignError] = {}
         accepted: set[TopicPartitionReplica] = set()
         if self.using_controllers:
-            failures = dict.fromkeys(moves, self._unsupported_with_controllers())
+            failures = dict.fromkeys(moves, self.errors.unsupported_with_controllers())
         else:
             failures, accepted = self._alter_replica_log_dirs(moves, call, AlterReplicaLogDirsRequest)
         for replica in java_order:
@@ -679,8 +529,10 @@ class KafkaCluster:
         for replica, path in moves.items():
             if replica.broker_id in known:
                 by_broker[replica.broker_id][path][replica.topic].append(replica.partition)
-            else:
-                failures[replica] = self.timeout_error(call)
+        missing = {r.broker_id for r in moves} - known
+        if missing:
+            unknown = self._unknown_brokers_error(call, missing)
+            failures.update({r: unknown for r in moves if r.broker_id in missing})
         dir_type = request_type.AlterReplicaLogDir
         topic_type = dir_type.AlterReplicaLogDirTopic
 
@@ -731,7 +583,7 @@ class KafkaCluster:
         if not wanted:
             return {}
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
         known = self._known_brokers(wanted, call)
         topics = None
@@ -805,10 +657,11 @@ class KafkaCluster:
     def _send_to_known_brokers(self, call: str, requests: Mapping[int, Callable[[], Any]]) -> dict[int, Any]:
         """One kafka-python request per broker (not through controllers); an unknown broker times out."""
         if self.using_controllers:
-            raise self._unsupported_with_controllers()
+            raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
-        if self._known_brokers(requests, call) != set(requests):
-            raise self.timeout_error(call)
+        missing = set(requests) - self._known_brokers(requests, call)
+        if missing:
+            raise self._unknown_brokers_error(call, missing)
         return self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
 
     async def _send_to_brokers(self, requests: Mapping[int, Callable[[], Any]], deadline: float) -> dict[int, Any]:
@@ -828,16 +681,18 @@ class KafkaCluster:
         if not wanted:
             return {}
         if self.using_controllers:
-            return self._describe_configs_on_controllers(wanted, call)
+            return self._run_kafka_python(call, self._controller_quorum().describe_configs, wanted, self._deadline())
         from confluent_kafka.admin import ConfigSource
 
-        _refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
-        self._check_brokers_known([r for r in wanted if r.type is ResourceType.BROKER], call)
+        refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
+        unknown = self._unknown_broker_resources(wanted)
+        if unknown:
+            raise self._unknown_brokers_error(call, [r.name for r in unknown])
         admin = self._librdkafka()
         submitted: dict[ConfigResource, Any] = {}
-        for batch in _librdkafka_config_batches(wanted):
+        for batch in librdkafka_config_batches(wanted):
             futures = admin.describe_configs(
-                [_librdkafka_resource(r) for r in batch], request_timeout=self.api_timeout_s
+                [librdkafka_resource(r) for r in batch], request_timeout=self.api_timeout_s
             )
             submitted.update(zip(batch, futures.values(), strict=True))
         dynamic = {
@@ -856,7 +711,7 @@ class KafkaCluster:
             result[resource] = {
                 name: entry.value
                 for name, entry in entries.items()
-                if _source_value(entry.source) == dynamic[resource.type] and entry.value is not None
+                if source_value(entry.source) == dynamic[resource.type] and entry.value is not None
             }
         return result
 
@@ -866,115 +721,51 @@ class KafkaCluster:
         if not wanted:
             return
         if self.using_controllers:
-            self._alter_configs_on_controllers({r: changes[r] for r in wanted}, call)
+            targets = {r: changes[r] for r in wanted}
+            self._run_kafka_python(call, self._controller_quorum().alter_configs, targets, self._deadline())
             return
         from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
 
-        _refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
-        self._check_brokers_known([r for r in wanted if r.type is ResourceType.BROKER], call)
+        refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
+        # Java alters every resource it can reach and times out on a broker missing from the metadata:
+        # alter the others, then fail for the missing ones (at once, where Java waits until its deadline).
+        unknown = self._unknown_broker_resources(wanted)
+        sendable = [r for r in wanted if r not in unknown]
         admin = self._librdkafka()
         operations = {OpType.SET: AlterConfigOpType.SET, OpType.DELETE: AlterConfigOpType.DELETE}
         submitted: dict[ConfigResource, Any] = {}
-        for batch in _librdkafka_config_batches(wanted):
+        for batch in librdkafka_config_batches(sendable):
             natives = []
             for resource in batch:
-                native = _librdkafka_resource(resource)
+                native = librdkafka_resource(resource)
                 native.incremental_configs = [
                     ConfigEntry(op.name, op.value, incremental_operation=operations[op.op]) for op in changes[resource]
                 ]
                 natives.append(native)
             futures = admin.incremental_alter_configs(natives, request_timeout=self.api_timeout_s)
             submitted.update(zip(batch, futures.values(), strict=True))
-        for resource in wanted:
+        for resource in sendable:
             self._wait(submitted[resource], call)
+        if unknown:
+            raise self._unknown_brokers_error(call, [r.name for r in unknown])
 
-    def _check_brokers_known(self, broker_resources: Sequence[ConfigResource], call: str) -> None:
-        """Java waits until its deadline for a broker id missing from the metadata; fail at once instead."""
-        ids = {r.name for r in broker_resources if r.name != ""}
-        if not ids:
-            return
+    def _unknown_broker_resources(self, resources: Sequence[ConfigResource]) -> list[ConfigResource]:
+        """The broker resources naming an id the cluster does not report (Java waits for them until its
+        deadline)."""
+        named = [r for r in resources if r.type is ResourceType.BROKER and r.name != ""]
+        if not named:
+            return []
         live = {str(b.id) for b in self.describe_brokers()}
-        if not ids <= live:
-            raise self.timeout_error(call)
+        return [r for r in named if r.name not in live]
 
-    def _describe_configs_on_controllers(
-        self, wanted: list[ConfigResource], call: str
-    ) -> dict[ConfigResource, dict[str, str]]:
-        from kafka.protocol.admin import DescribeConfigsRequest
-
-        quorum = self._controller_quorum()
-        described = self._run_kafka_python(call, quorum.describe, self._deadline())
-        controller_ids = {str(node.id) for node in described.nodes}
-        targets: dict[int | None, list[ConfigResource]] = defaultdict(list)  # None: the active controller
-        for resource in wanted:
-            if resource.type is ResourceType.BROKER and resource.name != "":
-                if resource.name not in controller_ids:
-                    raise self.timeout_error(call)
-                targets[int(resource.name)].append(resource)
-            else:
-                targets[None].append(resource)
-        resource_type = DescribeConfigsRequest.DescribeConfigsResource
-        result: dict[ConfigResource, dict[str, str]] = {}
-        for node_id, batch in targets.items():
-
-            def build(batch: list[ConfigResource] = batch) -> Any:
-                return DescribeConfigsRequest(
-                    resources=[
-                        resource_type(
-                            resource_type=_RESOURCE_TYPE_CODES[r.type], resource_name=r.name, configuration_keys=None
-                        )
-                        for r in batch
-                    ],
-                    include_synonyms=False,
-                    include_documentation=False,
-                )
-
-            send = quorum.send_to_active if node_id is None else _bind_node(quorum.send_to_node, node_id)
-            response = self._run_kafka_python(call, send, build, self._deadline())
-            by_key = {(r.resource_type, r.resource_name): r for r in response.results}
-            for resource in batch:
-                answer = by_key.get((_RESOURCE_TYPE_CODES[resource.type], resource.name))
-                if answer is None:
-                    raise ClusterError(f"org.apache.kafka.common.KafkaException: no result for {resource}")
-                if answer.error_code:
-                    raise error_for(java_exception(answer.error_code, answer.error_message))
-                result[resource] = {
-                    c.name: c.value
-                    for c in answer.configs
-                    if c.config_source == _DYNAMIC_SOURCES[resource.type] and c.value is not None
-                }
-        return {resource: result[resource] for resource in wanted}
-
-    def _alter_configs_on_controllers(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]], call: str) -> None:
-        """With bootstrap controllers Java sends every resource to the active controller."""
-        from kafka.protocol.admin import IncrementalAlterConfigsRequest
-
-        resource_type = IncrementalAlterConfigsRequest.AlterConfigsResource
-        config_type = resource_type.AlterableConfig
-
-        def build() -> Any:
-            return IncrementalAlterConfigsRequest(
-                resources=[
-                    resource_type(
-                        resource_type=_RESOURCE_TYPE_CODES[resource.type],
-                        resource_name=resource.name,
-                        configs=[
-                            config_type(name=op.name, config_operation=_OPERATION_CODES[op.op], value=op.value)
-                            for op in ops
-                        ],
-                    )
-                    for resource, ops in changes.items()
-                ],
-                validate_only=False,
-            )
-
-        quorum = self._controller_quorum()
-        response = self._run_kafka_python(call, quorum.send_to_active, build, self._deadline())
-        by_key = {(r.resource_type, r.resource_name): r for r in response.responses}
-        for resource in changes:
-            answer = by_key.get((_RESOURCE_TYPE_CODES[resource.type], resource.name))
-            if answer is not None and answer.error_code:
-                raise error_for(java_exception(answer.error_code, answer.error_message))
+    def _unknown_brokers_error(self, call: str, missing: Iterable[int | str]) -> ClusterTimeoutError:
+        """``unknown_nodes_error`` for brokers, with the live brokers of the cluster."""
+        try:
+            live: list[int | str] = [b.id for b in self.describe_brokers()]
+        except KreassignError:
+            live = []
+        unknown = UnknownNodes(missing, live)
+        return self.errors.unknown_nodes(call, unknown.missing, unknown.known)
 
     # -------------------------------------------------------------------------- leaders and offsets
     def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
@@ -986,7 +777,7 @@ class KafkaCluster:
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}  # an empty list would mean "every partition" to librdkafka
-        _refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
+        refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
         admin = self._librdkafka()
         # confluent-kafka 2.16 cannot take request_timeout here (its C wrapper rejects keyword
         # arguments); the deadline is socket.timeout.ms, i.e. request.timeout.ms.
@@ -1003,7 +794,7 @@ class KafkaCluster:
                 continue
             tp = TopicPartition(native.topic, native.partition)
             if error.code() > 0:
-                failures[tp] = java_message(self._librdkafka_error(error, call))
+                failures[tp] = java_message(self.errors.from_librdkafka(error, call))
             else:
                 failures[tp] = error.str()
         return failures
@@ -1017,7 +808,7 @@ class KafkaCluster:
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}
-        _refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
+        refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
         admin = self._librdkafka()
         deadline = self._deadline()
         ends: dict[TopicPartition, int] = {}
@@ -1034,15 +825,15 @@ class KafkaCluster:
                     ends[tp] = self._outcome(future, call, remaining).offset
                 except KafkaException as exc:
                     error = exc.args[0]
-                    if error.code() in _missing_partition_codes():
+                    if error.code() in missing_partition_codes():
                         missing.append(tp)
-                    elif (error.retriable() or error.code() in _LEADERSHIP_MOVED) and time.monotonic() < deadline:
+                    elif (error.retriable() or error.code() in LEADERSHIP_MOVED) and time.monotonic() < deadline:
                         retry.append(tp)  # leadership moved: ask the new leader, as Java does
                     else:
-                        raise self._librdkafka_error(error, call) from exc
+                        raise self.errors.from_librdkafka(error, call) from exc
             pending = retry
             if pending:
-                time.sleep(_RETRY_BACKOFF_S)
+                time.sleep(RETRY_BACKOFF_S)
         if missing:
             raise self._missing_partition_error(min(missing, key=wanted.index))
         return {tp: ends[tp] for tp in wanted}
@@ -1068,8 +859,8 @@ class KafkaCluster:
         except Exception as exc:
             error = exc.args[0] if exc.args else None
             if hasattr(error, "code"):
-                raise self._librdkafka_error(error, "listTopics") from exc
-            raise self.timeout_error("listTopics") from exc
+                raise self.errors.from_librdkafka(error, "listTopics") from exc
+            raise self.errors.timeout("listTopics") from exc
         return sorted(metadata.topics)
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
@@ -1110,6 +901,13 @@ class KafkaCluster:
         return result
 
     # -------------------------------------------------------------------------- lifecycle
+    def snapshot_file(self) -> str | None:
+        return None
+
+    def secrets(self) -> list[str]:
+        """The secrets of the ``--command-config`` file (some made on first use, by keystore conversion)."""
+        return self.config.secrets()
+
     def close(self) -> None:
         """Release both clients; never raises (closing must not mask the action's own outcome)."""
         if self._legacy is not None:
@@ -1121,546 +919,3 @@ class KafkaCluster:
                 self._quorum.close()
             self._quorum = None
         self._admin = None
-
-
-# ------------------------------------------------------------------------------ kafka-python helpers
-class _CallTimedOut(Exception):
-    """Raised inside kafka-python coroutines when a call's deadline passes."""
-
-
-def _retriable_kafka_python_errors() -> tuple[type[BaseException], ...]:
-    import kafka.errors as errors
-
-    return (
-        errors.NodeNotReadyError,
-        errors.KafkaConnectionError,
-        errors.RequestTimedOutError,
-        errors.KafkaTimeoutError,
-        errors.UnknownBrokerIdError,
-    )
-
-
-async def _pause_or_time_out(net: Any, deadline: float, exc: BaseException) -> None:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise _CallTimedOut() from exc
-    LOG.debug("retrying after %s", exc)
-    await net.sleep(min(_RETRY_BACKOFF_S, remaining))
-
-
-def _bind_node(send_to_node: Callable[..., Any], node_id: int) -> Callable[..., Any]:
-    async def send(build: Callable[[], Any], deadline: float) -> Any:
-        return await send_to_node(node_id, build, deadline)
-
-    return send
-
-
-@dataclass(frozen=True)
-class _DescribedQuorum:
-    active_controller: int
-    nodes: list[Broker]
-
-
-class _ControllerQuorum:
-    """kafka-python connections to KRaft controllers, as Java's admin client uses them with
-    ``bootstrap.controllers``: DescribeCluster (endpoint type CONTROLLER) to a bootstrap controller
-    finds the controllers and the active one; requests then go to a controller by id. Controllers do
-    not answer Metadata, so kafka-python's bootstrap is not used."""
-
-    def __init__(self, bootstrap: str, config: Mapping[str, Any]) -> None:
-        from kafka.net.manager import KafkaConnectionManager
-        from kafka.net.selector import NetworkSelector
-
-        self._manager_type = KafkaConnectionManager
-        self._config = dict(config)
-        self._net = NetworkSelector(**self._config)
-        self._net.start()
-        self._bootstrap = KafkaConnectionManager(self._net, bootstrap_servers=bootstrap, **self._config)
-        self._by_address: dict[tuple[str, int], Any] = {}
-        self._described: _DescribedQuorum | None = None
-
-    def run(self, coroutine: Callable[..., Any], *args: Any) -> Any:
-        return self._net.run(coroutine, *args)
-
-    async def describe(self, deadline: float) -> _DescribedQuorum:
-        from kafka.protocol.admin import DescribeClusterRequest
-
-        while True:
-            for node in self._bootstrap.cluster.bootstrap_brokers():
-                request = DescribeClusterRequest(
-                    include_cluster_authorized_operations=False,
-                    endpoint_type=_DESCRIBE_CLUSTER_CONTROLLERS,
-                    min_version=1,
-                )
-                try:
-                    response = await self._bootstrap.send(request, node_id=node.node_id)
-                except _retriable_kafka_python_errors():
-                    continue
-                if response.error_code:
-                    raise error_for(java_exception(response.error_code, response.error_message))
-                nodes = [Broker(b.broker_id, b.rack, b.host, b.port) for b in response.brokers]
-                self._described = _DescribedQuorum(response.controller_id, nodes)
-                return self._described
-            await _pause_or_time_out(self._net, deadline, TimeoutError("no bootstrap controller answered"))
-
-    async def send_to_active(self, build: Callable[[], Any], deadline: float) -> Any:
-        while True:
-            described = self._described or await self.describe(deadline)
-            if described.active_controller < 0:
-                self._described = None
-                await _pause_or_time_out(self._net, deadline, TimeoutError("no active controller"))
-                continue
-            response = await self.send_to_node(described.active_controller, build, deadline)
-            if getattr(response, "error_code", 0) == NOT_CONTROLLER:
-                self._described = None
-                await _pause_or_time_out(self._net, deadline, TimeoutError("controller moved"))
-                continue
-            return response
-
-    async def send_to_node(self, node_id: int, build: Callable[[], Any], deadline: float) -> Any:
-        while True:
-            described = self._described or await self.describe(deadline)
-            node = next((n for n in described.nodes if n.id == node_id), None)
-            if node is None:
-                self._described = None
-                await _pause_or_time_out(self._net, deadline, TimeoutError(f"controller {node_id} unknown"))
-                continue
-            manager, manager_node = self._manager_for(node.host, node.port)
-            try:
-                return await manager.send(build(), node_id=manager_node)
-            except _retriable_kafka_python_errors() as exc:
-                await _pause_or_time_out(self._net, deadline, exc)
-
-    def _manager_for(self, host: str, port: int) -> tuple[Any, str]:
-        for node in self._bootstrap.cluster.bootstrap_brokers():
-            if (node.host, node.port) == (host, port):
-                return self._bootstrap, node.node_id
-        if (host, port) not in self._by_address:
-            self._by_address[(host, port)] = self._manager_type(
-                self._net, bootstrap_servers=f"{host}:{port}", **self._config
-            )
-        manager = self._by_address[(host, port)]
-        return manager, manager.cluster.bootstrap_brokers()[0].node_id
-
-    def close(self) -> None:
-        for manager in [self._bootstrap, *self._by_address.values()]:
-            with contextlib.suppress(Exception):
-                manager.close()
-        self._net.stop()
-
-
-# ------------------------------------------------------------------------------ librdkafka helpers
-def _librdkafka_config_batches(resources: Sequence[ConfigResource]) -> list[list[ConfigResource]]:
-    """librdkafka takes at most one BROKER resource per call (it sends it to that broker): topics
-    (and the cluster-wide broker default) go in one call, each broker in its own."""
-    shared = [r for r in resources if r.type is not ResourceType.BROKER or r.name == ""]
-    brokers = [[r] for r in resources if r.type is ResourceType.BROKER and r.name != ""]
-    return ([shared] if shared else []) + brokers
-
-
-def _librdkafka_resource(resource: ConfigResource) -> Any:
-    from confluent_kafka.admin import ConfigResource as NativeResource
-    from confluent_kafka.admin import ResourceType as NativeType
-
-    kind = NativeType.BROKER if resource.type is ResourceType.BROKER else NativeType.TOPIC
-    return NativeResource(kind, resource.name)
-
-
-def _missing_partition_codes() -> tuple[int, ...]:
-    from confluent_kafka import KafkaError
-
-    return (
-        KafkaError._NOENT,
-        KafkaError._UNKNOWN_PARTITION,
-        KafkaError._UNKNOWN_TOPIC,
-        KafkaError.UNKNOWN_TOPIC_OR_PART,
-    )
-
-
-def _source_value(source: Any) -> int:
-    return int(getattr(source, "value", source))
-
-
-def _without_librdkafka_prefix(text: str) -> str:
-    """``<broker>: SASL authentication error: <broker text> (after 12ms in state AUTH_REQ)`` -> ``<broker text>``."""
-    _, separator, tail = text.partition("SASL authentication error: ")
-    text = tail if separator else text
-    marker = text.rfind(" (after ")
-    return text[:marker] if marker > 0 else text
-
-
-def _refuse_names_librdkafka_would_cut(topics: Iterable[str], configs: bool = False) -> None:
-    """librdkafka takes topic names as C strings: ``a\\0b`` would go out as ``a``, another topic (whose
-    throttles a --cancel would then clear). Java sends the whole name and the broker refuses it: give
-    the broker's error without asking (for config requests the broker names the topic)."""
-    for name in topics:
-        if "\0" in name:
-            detail = None
-            if configs:
-                detail = (
-                    f"Topic name is invalid: '{name}' contains one or more characters other than "
-                    "ASCII alphanumerics, '.', '_' and '-'"
-                )
-            raise error_for(java_exception(INVALID_TOPIC, detail))
-
-
-def _scrub(text: str, conf: Mapping[str, Any]) -> str:
-    for key, value in conf.items():
-        if isinstance(value, str) and value and ("password" in key or key.endswith(".pem")):
-            text = text.replace(value, "****")
-    return text
-
-
-# ------------------------------------------------------------------------------ Kafka error codes
-# code -> (exception class, default message), from org.apache.kafka.common.protocol.Errors of Kafka
-# 4.3.1 (generated with a few lines of Java over Errors.values()). Classes without a package are in
-# org.apache.kafka.common.errors.
-KAFKA_ERRORS: Mapping[int, tuple[str, str]] = {
-    -1: ("UnknownServerException", "The server experienced an unexpected error when processing the request."),
-    1: (
-        "OffsetOutOfRangeException",
-        "The requested offset is not within the range of offsets maintained by the server.",
-    ),
-    2: (
-        "CorruptRecordException",
-        (
-            "This message has failed its CRC checksum, exceeds the valid size, has a null key for a "
-            "compacted topic, or is otherwise corrupt."
-        ),
-    ),
-    3: ("UnknownTopicOrPartitionException", "This server does not host this topic-partition."),
-    4: ("InvalidFetchSizeException", "The requested fetch size is invalid."),
-    5: (
-        "LeaderNotAvailableException",
-        ("There is no leader for this topic-partition as we are in the middle of a leadership election."),
-    ),
-    6: (
-        "NotLeaderOrFollowerException",
-        (
-            "For requests intended only for the leader, this error indicates that the broker is not the"
-            " current leader. For requests intended for any replica, this error indicates that the "
-            "broker is not a replica of the topic partition."
-        ),
-    ),
-    7: ("TimeoutException", "The request timed out."),
-    8: ("BrokerNotAvailableException", "The broker is not available."),
-    9: (
-        "ReplicaNotAvailableException",
-        (
-            "The replica is not available for the requested topic-partition. Produce/Fetch requests and"
-            " other requests intended only for the leader or follower return NOT_LEADER_OR_FOLLOWER if "
-            "the broker is not a replica of the topic-partition."
-        ),
-    ),
-    10: (
-        "RecordTooLargeException",
-        "The request included a message larger than the max message size the server will accept.",
-    ),
-    11: ("ControllerMovedException", "The controller moved to another broker."),
-    12: ("OffsetMetadataTooLarge", "The metadata field of the offset request was too large."),
-    13: ("NetworkException", "The server disconnected before a response was received."),
-    14: (
-        "CoordinatorLoadInProgressException",
-        "The coordinator is loading and hence can't process requests.",
-    ),
-    15: ("CoordinatorNotAvailableException", "The coordinator is not available."),
-    16: ("NotCoordinatorException", "This is not the correct coordinator."),
-    17: ("InvalidTopicException", "The request attempted to perform an operation on an invalid topic."),
-    18: (
-        "RecordBatchTooLargeException",
-        "The request included message batch larger than the configured segment size on the server.",
-    ),
-    19: (
-        "NotEnoughReplicasException",
-        "Messages are rejected since there are fewer in-sync replicas than required.",
-    ),
-    20: (
-        "NotEnoughReplicasAfterAppendException",
-        "Messages are written to the log, but to fewer in-sync replicas than required.",
-    ),
-    21: ("InvalidRequiredAcksException", "Produce request specified an invalid value for required acks."),
-    22: ("IllegalGenerationException", "Specified group generation id is not valid."),
-    23: (
-        "InconsistentGroupProtocolException",
-        (
-            "The group member's supported protocols are incompatible with those of existing members or "
-            "first group member tried to join with empty protocol type or empty protocol list."
-        ),
-    ),
-    24: ("InvalidGroupIdException", "The group id is invalid."),
-    25: ("UnknownMemberIdException", "The coordinator is not aware of this member."),
-    26: (
-        "InvalidSessionTimeoutException",
-        (
-            "The session timeout is not within the range allowed by the broker (as configured by "
-            "group.min.session.timeout.ms and group.max.session.timeout.ms)."
-        ),
-    ),
-    27: ("RebalanceInProgressException", "The group is rebalancing, so a rejoin is needed."),
-    28: ("InvalidCommitOffsetSizeException", "The committing offset data size is not valid."),
-    29: ("TopicAuthorizationException", "Topic authorization failed."),
-    30: ("GroupAuthorizationException", "Group authorization failed."),
-    31: ("ClusterAuthorizationException", "Cluster authorization failed."),
-    32: ("InvalidTimestampException", "The timestamp of the message is out of acceptable range."),
-    33: ("UnsupportedSaslMechanismException", "The broker does not support the requested SASL mechanism."),
-    34: ("IllegalSaslStateException", "Request is not valid given the current SASL state."),
-    35: ("UnsupportedVersionException", "The version of API is not supported."),
-    36: ("TopicExistsException", "Topic with this name already exists."),
-    37: ("InvalidPartitionsException", "Number of partitions is below 1."),
-    38: (
-        "InvalidReplicationFactorException",
-        "Replication factor is below 1 or larger than the number of available brokers.",
-    ),
-    39: ("InvalidReplicaAssignmentException", "Replica assignment is invalid."),
-    40: ("InvalidConfigurationException", "Configuration is invalid."),
-    41: ("NotControllerException", "This is not the correct controller for this cluster."),
-    42: (
-        "InvalidRequestException",
-        (
-            "This most likely occurs because of a request being malformed by the client library or the "
-            "message was sent to an incompatible broker. See the broker logs for more details."
-        ),
-    ),
-    43: (
-        "UnsupportedForMessageFormatException",
-        "The message format version on the broker does not support the request.",
-    ),
-    44: ("PolicyViolationException", "Request parameters do not satisfy the configured policy."),
-    45: ("OutOfOrderSequenceException", "The broker received an out of order sequence number."),
-    46: ("DuplicateSequenceException", "The broker received a duplicate sequence number."),
-    47: ("InvalidProducerEpochException", "Producer attempted to produce with an old epoch."),
-    48: ("InvalidTxnStateException", "The producer attempted a transactional operation in an invalid state."),
-    49: (
-        "InvalidPidMappingException",
-        ("The producer attempted to use a producer id which is not currently assigned to its transactional id."),
-    ),
-    50: (
-        "InvalidTxnTimeoutException",
-        (
-            "The transaction timeout is larger than the maximum value allowed by the broker (as "
-            "configured by transaction.max.timeout.ms)."
-        ),
-    ),
-    51: (
-        "ConcurrentTransactionsException",
-        (
-            "The producer attempted to update a transaction while another concurrent operation on the "
-            "same transaction was ongoing."
-        ),
-    ),
-    52: (
-        "TransactionCoordinatorFencedException",
-        (
-            "Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the "
-            "current coordinator for a given producer."
-        ),
-    ),
-    53: ("TransactionalIdAuthorizationException", "Transactional Id authorization failed."),
-    54: ("SecurityDisabledException", "Security features are disabled."),
-    55: (
-        "OperationNotAttemptedException",
-        (
-            "The broker did not attempt to execute this operation. This may happen for batched RPCs "
-            "where some operations in the batch failed, causing the broker to respond without trying "
-            "the rest."
-        ),
-    ),
-    56: ("KafkaStorageException", "Disk error when trying to access log file on the disk."),
-    57: ("LogDirNotFoundException", "The user-specified log directory is not found in the broker config."),
-    58: ("SaslAuthenticationException", "SASL Authentication failed."),
-    59: (
-        "UnknownProducerIdException",
-        (
-            "This exception is raised by the broker if it could not locate the producer metadata "
-            "associated with the producerId in question. This could happen if, for instance, the "
-            "producer's records were deleted because their retention time had elapsed. Once the last "
-            "records of the producerId are removed, the producer's metadata is removed from the broker,"
-            " and future appends by the producer will return this exception."
-        ),
-    ),
-    60: ("ReassignmentInProgressException", "A partition reassignment is in progress."),
-    61: ("DelegationTokenDisabledException", "Delegation Token feature is not enabled."),
-    62: ("DelegationTokenNotFoundException", "Delegation Token is not found on server."),
-    63: ("DelegationTokenOwnerMismatchException", "Specified Principal is not valid Owner/Renewer."),
-    64: (
-        "UnsupportedByAuthenticationException",
-        (
-            "Delegation Token requests are not allowed on PLAINTEXT/1-way SSL channels and on "
-            "delegation token authenticated channels."
-        ),
-    ),
-    65: ("DelegationTokenAuthorizationException", "Delegation Token authorization failed."),
-    66: ("DelegationTokenExpiredException", "Delegation Token is expired."),
-    67: ("InvalidPrincipalTypeException", "Supplied principalType is not supported."),
-    68: ("GroupNotEmptyException", "The group is not empty."),
-    69: ("GroupIdNotFoundException", "The group id does not exist."),
-    70: ("FetchSessionIdNotFoundException", "The fetch session ID was not found."),
-    71: ("InvalidFetchSessionEpochException", "The fetch session epoch is invalid."),
-    72: (
-        "ListenerNotFoundException",
-        (
-            "There is no listener on the leader broker that matches the listener on which metadata "
-            "request was processed."
-        ),
-    ),
-    73: ("TopicDeletionDisabledException", "Topic deletion is disabled."),
-    74: (
-        "FencedLeaderEpochException",
-        "The leader epoch in the request is older than the epoch on the broker.",
-    ),
-    75: (
-        "UnknownLeaderEpochException",
-        "The leader epoch in the request is newer than the epoch on the broker.",
-    ),
-    76: (
-        "UnsupportedCompressionTypeException",
-        "The requesting client does not support the compression type of given partition.",
-    ),
-    77: ("StaleBrokerEpochException", "Broker epoch has changed."),
-    78: (
-        "OffsetNotAvailableException",
-        (
-            "The leader high watermark has not caught up from a recent leader election so the offsets "
-            "cannot be guaranteed to be monotonically increasing."
-        ),
-    ),
-    79: (
-        "MemberIdRequiredException",
-        ("The group member needs to have a valid member id before actually entering a consumer group."),
-    ),
-    80: ("PreferredLeaderNotAvailableException", "The preferred leader was not available."),
-    81: ("GroupMaxSizeReachedException", "The group has reached its maximum size."),
-    82: (
-        "FencedInstanceIdException",
-        (
-            "The broker rejected this static consumer since another consumer with the same "
-            "group.instance.id has registered with a different member.id."
-        ),
-    ),
-    83: ("EligibleLeadersNotAvailableException", "Eligible topic partition leaders are not available."),
-    84: ("ElectionNotNeededException", "Leader election not needed for topic partition."),
-    85: ("NoReassignmentInProgressException", "No partition reassignment is in progress."),
-    86: (
-        "GroupSubscribedToTopicException",
-        ("Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."),
-    ),
-    87: (
-        "org.apache.kafka.common.InvalidRecordException",
-        "This record has failed the validation on broker and hence will be rejected.",
-    ),
-    88: ("UnstableOffsetCommitException", "There are unstable offsets that need to be cleared."),
-    89: ("ThrottlingQuotaExceededException", "The throttling quota has been exceeded."),
-    90: (
-        "ProducerFencedException",
-        "There is a newer producer with the same transactionalId which fences the current one.",
-    ),
-    91: ("ResourceNotFoundException", "A request illegally referred to a resource that does not exist."),
-    92: ("DuplicateResourceException", "A request illegally referred to the same resource twice."),
-    93: (
-        "UnacceptableCredentialException",
-        "Requested credential would not meet criteria for acceptability.",
-    ),
-    94: (
-        "InconsistentVoterSetException",
-        (
-            "Indicates that the either the sender or recipient of a voter-only request is not one of "
-            "the expected voters."
-        ),
-    ),
-    95: ("InvalidUpdateVersionException", "The given update version was invalid."),
-    96: (
-        "FeatureUpdateFailedException",
-        "Unable to update finalized features due to an unexpected server error.",
-    ),
-    97: (
-        "PrincipalDeserializationException",
-        (
-            "Request principal deserialization failed during forwarding. This indicates an internal "
-            "error on the broker cluster security setup."
-        ),
-    ),
-    98: ("SnapshotNotFoundException", "Requested snapshot was not found."),
-    99: (
-        "PositionOutOfRangeException",
-        ("Requested position is not greater than or equal to zero, and less than the size of the snapshot."),
-    ),
-    100: ("UnknownTopicIdException", "This server does not host this topic ID."),
-    101: ("DuplicateBrokerRegistrationException", "This broker ID is already in use."),
-    102: ("BrokerIdNotRegisteredException", "The given broker ID was not registered."),
-    103: ("InconsistentTopicIdException", "The log's topic ID did not match the topic ID in the request."),
-    104: (
-        "InconsistentClusterIdException",
-        "The clusterId in the request does not match that found on the server.",
-    ),
-    105: ("TransactionalIdNotFoundException", "The transactionalId could not be found."),
-    106: ("FetchSessionTopicIdException", "The fetch session encountered inconsistent topic ID usage."),
-    107: ("IneligibleReplicaException", "The new ISR contains at least one ineligible replica."),
-    108: (
-        "NewLeaderElectedException",
-        ("The AlterPartition request successfully updated the partition state but the leader has changed."),
-    ),
-    109: ("OffsetMovedToTieredStorageException", "The requested offset is moved to tiered storage."),
-    110: (
-        "FencedMemberEpochException",
-        ("The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin."),
-    ),
-    111: (
-        "UnreleasedInstanceIdException",
-        ("The instance ID is still used by another member in the consumer group. That member must leave first."),
-    ),
-    112: (
-        "UnsupportedAssignorException",
-        "The assignor or its version range is not supported by the consumer group.",
-    ),
-    113: (
-        "StaleMemberEpochException",
-        (
-            "The member epoch is stale. The member must retry after receiving its updated member epoch "
-            "via the ConsumerGroupHeartbeat API."
-        ),
-    ),
-    114: ("MismatchedEndpointTypeException", "The request was sent to an endpoint of the wrong type."),
-    115: ("UnsupportedEndpointTypeException", "This endpoint type is not supported yet."),
-    116: ("UnknownControllerIdException", "This controller ID is not known."),
-    117: (
-        "UnknownSubscriptionIdException",
-        "Client sent a push telemetry request with an invalid or outdated subscription ID.",
-    ),
-    118: (
-        "TelemetryTooLargeException",
-        "Client sent a push telemetry request larger than the maximum size the broker will accept.",
-    ),
-    119: (
-        "InvalidRegistrationException",
-        "The controller has considered the broker registration to be invalid.",
-    ),
-    120: (
-        "TransactionAbortableException",
-        (
-            "The server encountered an error with the transaction. The client can abort the transaction"
-            " to continue using this transactional ID."
-        ),
-    ),
-    121: (
-        "InvalidRecordStateException",
-        "The record state is invalid. The acknowledgement of delivery could not be completed.",
-    ),
-    122: ("ShareSessionNotFoundException", "The share session was not found."),
-    123: ("InvalidShareSessionEpochException", "The share session epoch is invalid."),
-    124: (
-        "FencedStateEpochException",
-        ("The share coordinator rejected the request because the share-group state epoch did not match."),
-    ),
-    125: ("InvalidVoterKeyException", "The voter key doesn't match the receiving replica's key."),
-    126: ("DuplicateVoterException", "The voter is already part of the set of voters."),
-    127: ("VoterNotFoundException", "The voter is not part of the set of voters."),
-    128: ("InvalidRegularExpression", "The regular expression is not valid."),
-    129: (
-        "RebootstrapRequiredException",
-        "Client metadata is stale. The client should rebootstrap to obtain new metadata.",
-    ),
-    130: ("StreamsInvalidTopologyException", "The supplied topology is invalid."),
-    131: ("StreamsInvalidTopologyEpochException", "The supplied topology epoch is invalid."),
-    132: ("StreamsTopologyFencedException", "The supplied topology epoch is outdated."),
-    133: ("ShareSessionLimitReachedException", "The limit of share sessions has been reached."),
-}

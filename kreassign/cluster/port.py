@@ -1,5 +1,7 @@
 """What the rest of kreassign needs from a Kafka cluster. Implemented by the Kafka adapter
-(``kreassign.cluster.kafka``) and by the in-memory simulated cluster used in tests and dry runs.
+(``kreassign.cluster.kafka``), by the read-only offline snapshot (``kreassign.snapshot.SnapshotCluster``)
+and by the in-memory simulated cluster used in tests (``kreassign.cluster.simulated``). Every
+implementation has every call, so no action needs to know which one it has.
 
 Every method either returns plain values from ``kreassign.model`` or raises a ``kreassign.errors``
 type whose message is what the Apache tool would print after ``Error: ``.
@@ -72,6 +74,10 @@ class ClusterPort(Protocol):
         """Live brokers in the order the cluster reports them (DescribeCluster)."""
         ...
 
+    def list_topic_names(self) -> list[str]:
+        """Every topic name of the cluster, sorted."""
+        ...
+
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         """Partitions of each topic, sorted by partition. Raises ``ClusterError`` with
         ``org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic <t> not found.``
@@ -93,7 +99,10 @@ class ClusterPort(Protocol):
     def describe_replica_log_dirs(
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
-        """Only replicas found on their broker appear in the result."""
+        """Every replica whose broker answers is in the result, as in Java: ``current`` is None when the
+        broker does not list the replica (it does not host it, or its log dir is offline). A replica on
+        a broker the cluster does not know is a ClusterTimeoutError (Java's text); a snapshot leaves out
+        replicas whose log dir it does not know."""
         ...
 
     def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
@@ -123,10 +132,25 @@ class ClusterPort(Protocol):
         offline log dirs are left out; a known broker that does not answer in time is a ClusterTimeoutError."""
         ...
 
+    def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
+        """Every log directory of each broker with the size of each current replica in it (for offline
+        snapshots). A live cluster fails on a broker it does not know; a snapshot leaves it out."""
+        ...
+
     def replica_log_end_offsets(self, replicas: Iterable[TopicPartitionReplica]) -> dict[TopicPartitionReplica, int]:
         """The log end offset of each replica on its own broker, leader or follower (ListOffsets sent to
         that broker as the debugging replica, id -2). Replicas their broker does not host (or cannot read
         now) and replicas on brokers the cluster does not know are left out."""
+        ...
+
+    def snapshot_file(self) -> str | None:
+        """The cluster snapshot file this port reads, when it reads one from disk (Spark reads it as
+        is); None for a live or simulated cluster."""
+        ...
+
+    def secrets(self) -> list[str]:
+        """Secret values of the client configuration (passwords, keys), longest first, that no output
+        may show; empty without a client configuration."""
         ...
 
     def close(self) -> None: ...

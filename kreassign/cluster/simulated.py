@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ReplicaLogDirInfo, ResourceType
+from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import UnknownTopicOrPartitionError
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE
@@ -159,6 +159,9 @@ class SimulatedCluster:
         self._fail_if_asked("describe_brokers")
         return [b for i, b in sorted(self.brokers.items()) if i not in self.offline]
 
+    def list_topic_names(self) -> list[str]:
+        return sorted({tp.topic for tp in self.partitions})
+
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         self._fail_if_asked("describe_topics")
         result: dict[str, list[PartitionInfo]] = {}
@@ -231,10 +234,30 @@ class SimulatedCluster:
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
         result = {}
         for r in replicas:
+            if r.broker_id in self.offline or r.broker_id not in self.brokers:
+                continue
             part = self.partitions.get(TopicPartition(r.topic, r.partition))
-            if part is not None and r.broker_id in part.replicas and r.broker_id not in self.offline:
-                result[r] = ReplicaLogDirInfo(f"/sim/{r.broker_id}/data")
+            hosted = part is not None and r.broker_id in part.replicas
+            result[r] = ReplicaLogDirInfo(self._log_dir(r.broker_id) if hosted else None)
         return result
+
+    @staticmethod
+    def _log_dir(broker_id: int) -> str:
+        return f"/sim/{broker_id}/data"
+
+    def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
+        """One log dir per live broker, with the bytes each replica holds (copied so far while it is added)."""
+        sizes = self._replica_bytes(broker_ids)
+        return {
+            b: [
+                LogDirUsage(
+                    self._log_dir(b),
+                    {TopicPartition(r.topic, r.partition): size for r, size in sizes.items() if r.broker_id == b},
+                )
+            ]
+            for b in dict.fromkeys(broker_ids)
+            if b in self.brokers and b not in self.offline
+        }
 
     def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
         return set()
@@ -276,6 +299,9 @@ class SimulatedCluster:
         self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartitionReplica, int]:
         self._fail_if_asked("replica_sizes")
+        return self._replica_bytes(broker_ids)
+
+    def _replica_bytes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
         wanted = set(broker_ids) - self.offline
         result = {}
         chosen = (
@@ -301,6 +327,12 @@ class SimulatedCluster:
             else:
                 result[r] = part.end_offset
         return result
+
+    def snapshot_file(self) -> str | None:
+        return None
+
+    def secrets(self) -> list[str]:
+        return []
 
     def close(self) -> None:
         pass

@@ -294,13 +294,15 @@ def verify_outcome(
 ) -> str:
     """The ``--verify`` counterpart: ``not_at_target`` for a partition with no active reassignment
     whose replicas differ from the target (unknown partitions included) and for a log-dir move that
-    is not happening (cancelled, offline log dir, or replica missing while its partition is not
-    moving); ``in_progress`` while a partition or log-dir move runs; else ``complete``."""
+    is not happening (cancelled, or the replica not in a live log dir of its broker while its
+    partition is not moving); ``in_progress`` while a partition or log-dir move runs; else ``complete``."""
     moving = {tp for tp, state in partitions.items() if not state.done}
     stuck = any(state.done and state.current != state.target for state in partitions.values())
     for replica, move in log_dirs.items():
-        not_there = move.kind == "missing_replica" and TopicPartition(replica.topic, replica.partition) not in moving
-        stuck = stuck or not_there or move.kind in ("cancelled", "missing_log_dir")
+        # a replica its broker does not list yet is expected while its partition is still being moved
+        missing = move.kind in ("missing_replica", "missing_log_dir")
+        not_there = missing and TopicPartition(replica.topic, replica.partition) not in moving
+        stuck = stuck or not_there or move.kind == "cancelled"
     if stuck:
         return NOT_AT_TARGET
     if moving or any(not move.done for move in log_dirs.values()):

@@ -26,7 +26,9 @@ class LogDirMoveState:
 
     @property
     def done(self) -> bool:
-        return self.kind != "active"
+        """As in the Apache tool: only a completed or cancelled move is done (a missing replica is not,
+        so --verify keeps the throttles)."""
+        return self.kind in ("completed", "cancelled")
 
 
 def _joined(replicas: tuple[int, ...]) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from kreassign.javacompat.text import from_code_units, java_code_units, utf16_length
+
 _REDACTED = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled);"
 _SNIPPET_UNITS = 500
 _SIZE_MISMATCH = re.compile(
@@ -22,9 +24,8 @@ _SIZE_MISMATCH = re.compile(
 
 def jackson_2_10_source(text: str) -> str:
     """``JsonLocation`` 2.10's description of a String source."""
-    units = text.encode("utf-16-le", "surrogatepass")
-    length = len(units) // 2
-    snippet = units[: 2 * _SNIPPET_UNITS].decode("utf-16-le", "surrogatepass")
+    length = utf16_length(text)
+    snippet = from_code_units(java_code_units(text)[:_SNIPPET_UNITS])
     truncated = f"[truncated {length - _SNIPPET_UNITS} chars]" if length > _SNIPPET_UNITS else ""
     return f'(String)"{snippet}"{truncated}'
 
@@ -53,7 +54,7 @@ def _jackson_2_10_position(message: str) -> str:
         )
     token = _UNRECOGNIZED_TOKEN.match(message)
     if token:
-        shift = len(token.group(1).encode("utf-16-le", "surrogatepass")) // 2
+        shift = utf16_length(token.group(1))
     elif message.startswith(_ONE_CHARACTER_ERRORS):
         shift = 1
     else:

@@ -26,9 +26,9 @@ from kreassign.formats import (
     parse_topics_to_move_json,
     validate_execute_plan,
 )
+from kreassign.javacompat.hashes import java_int_hash, java_string_hash
+from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
-from kreassign.planning.javaorder import java_int_hash, java_string_hash
-from kreassign.planning.javarandom import JavaRandom
 from kreassign.planning.states import PartitionState, render_partition_states
 from kreassign.planning.throttles import (
     BROKER_LEVEL_THROTTLES,

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from functools import cmp_to_key
 
 from kreassign.errors import CommandError
+from kreassign.javacompat.hashes import java_string_compare, java_string_hash, java_topic_partition_hash
+from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, TopicPartition
-from kreassign.planning.javaorder import java_string_hash, java_topic_partition_hash
-from kreassign.planning.javarandom import JavaRandom
-from kreassign.planning.placement import NOT_ALL_BROKERS_HAVE_RACKS, java_string_compare
+from kreassign.planning.placement import NOT_ALL_BROKERS_HAVE_RACKS
 from kreassign.zookeeper.scalaorder import champ_order, scala_set_order
 
 
@@ -114,7 +114,7 @@ def calculate_assignment(
     proposal: dict[TopicPartition, list[int]] = {}
     for topic in champ_order(by_topic, java_string_hash):
         parts = sorted(by_topic[topic], key=lambda tp: tp.partition)
-        head = scala_set_order(parts, lambda tp: java_topic_partition_hash(tp.topic, tp.partition))[0]
+        head = scala_set_order(parts, java_topic_partition_hash)[0]
         for p, replicas in enumerate(assign_replicas(brokers, len(parts), len(current[head]), rng)):
             proposal[TopicPartition(topic, p)] = replicas
     return dict(sorted(proposal.items()))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from kreassign.planning.javaorder import java_int_hash, java_string_hash, java_topic_partition_hash
+from kreassign.javacompat.hashes import java_int_hash, java_string_hash, java_topic_partition_hash
 
 T = TypeVar("T")
 
@@ -66,7 +66,7 @@ def scala_string_set_order(items: Iterable[str]) -> list[str]:
 
 def scala_topic_partition_order(items: Iterable) -> list:
     """Keys of a Scala immutable ``Map[TopicPartition, _]`` (or members of a set of them)."""
-    return scala_set_order(items, lambda tp: java_topic_partition_hash(tp.topic, tp.partition))
+    return scala_set_order(items, java_topic_partition_hash)
 
 
 def scala_duplicates(items: Iterable[T], hash_code: Callable[[T], int], compare: object = None) -> list[T]:

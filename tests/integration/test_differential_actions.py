@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from kreassign.devcluster.topics import create_topic
-from tests.integration.differential import run_apache, run_ours, wait_until
+from tests.integration.differential import run_apache, run_ours, strip_java_stack_trace, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.differential]
 
@@ -57,6 +57,26 @@ class Cluster:
                 k: e.value for k, e in entries.items() if k in THROTTLE_KEYS and e.value and not e.is_default
             }
         return result
+
+    def set_throttles(self, topic: str) -> None:
+        """Every throttle the tools set: the rates on brokers 1-3, the throttled replicas of ``topic``."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
+
+        resources = []
+        for broker in (1, 2, 3):
+            resource = ConfigResource(ResourceType.BROKER, str(broker))
+            resource.incremental_configs = [
+                ConfigEntry(key, "1000000", incremental_operation=AlterConfigOpType.SET) for key in THROTTLE_KEYS[:3]
+            ]
+            resources.append(resource)
+        resource = ConfigResource(ResourceType.TOPIC, topic)
+        resource.incremental_configs = [
+            ConfigEntry(key, "*", incremental_operation=AlterConfigOpType.SET) for key in THROTTLE_KEYS[3:]
+        ]
+        resources.append(resource)
+        for resource in resources:  # librdkafka: one BROKER resource per call
+            for future in self.admin.incremental_alter_configs([resource]).values():
+                future.result(timeout=20)
 
     def reassigning(self) -> bool:
         out = run_ours(["--bootstrap-server", self.bootstrap, "--list"])
@@ -368,3 +388,58 @@ def test_cancel_of_a_move_that_only_adds_a_replica(cluster, tmp_path):
         assert cluster.replicas(topic) == {0: [1, 2]}
     assert outputs["kreassign"] == outputs["apache"]
     assert "Successfully cancelled partition reassignment for: " in outputs["apache"][1]
+
+
+def test_verify_of_a_plan_naming_an_unknown_broker(cluster, tmp_path):
+    """A completed plan whose replicas name broker 99, which the cluster does not have: Apache clears the
+    broker-level throttles of the live brokers, then fails on broker 99 (at its deadline, shortened here)
+    before the topic-level ones. Same stdout, exit code and throttles left; kreassign's hint names broker 99."""
+    topic = cluster.create(f"gone-{uuid.uuid4().hex[:6]}", [[1, 2]])
+    plan = _write(tmp_path / "gone.json", _plan(topic, {0: [1, 99]}))
+    config = _write(tmp_path / "client.properties", "request.timeout.ms=5000\ndefault.api.timeout.ms=5000\n")
+    args = ["--bootstrap-server", cluster.bootstrap, "--command-config", config, "--verify"]
+    outcomes, left, stderr = {}, {}, {}
+    for name, run in TOOLS.items():
+        cluster.set_throttles(topic)
+        result = run([*args, "--reassignment-json-file", plan])
+        outcomes[name] = (result.code, strip_java_stack_trace(result.stdout))
+        left[name] = cluster.throttles([topic])
+        stderr[name] = result.stderr
+    assert outcomes["kreassign"] == outcomes["apache"]
+    code, stdout = outcomes["apache"]
+    assert code == 1
+    assert stdout == (
+        f"Status of partition reassignment:\nThere is no active reassignment of partition {topic}-0, but replica set "
+        "is 1,2 rather than 1,99.\n\nClearing broker-level throttles on brokers 1,2,3,99\n"
+        "Error: org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. "
+        "Call: incrementalAlterConfigs\n"
+    )
+    assert left["kreassign"] == left["apache"]
+    assert [left["kreassign"][f"4:{b}"] for b in (1, 2, 3)] == [{}, {}, {}]  # no throttle left on a live broker
+    assert left["kreassign"][f"2:{topic}"]  # both fail before the topic-level throttles
+    assert "Broker 99 is not in the cluster" in stderr["kreassign"]
+    assert "bootstrap servers" not in stderr["kreassign"]
+
+
+def test_verify_of_a_log_dir_move_for_a_replica_its_broker_does_not_host(cluster, tmp_path, kafka_cluster):
+    """Broker 3 answers DescribeLogDirs without the replica: Java's "not found in any live log dir" text,
+    and the move is not done, so neither tool clears the throttles."""
+    topic = cluster.create(f"nohost-{uuid.uuid4().hex[:6]}", [[1, 2]])
+    target = str(kafka_cluster.node(3).log_dirs[0])
+    partition = {"topic": topic, "partition": 0, "replicas": [1, 3], "log_dirs": ["any", target]}
+    plan = _write(tmp_path / "nohost.json", json.dumps({"version": 1, "partitions": [partition]}))
+    outcomes, left = {}, {}
+    for name, run in TOOLS.items():
+        cluster.set_throttles(topic)
+        result = run(["--bootstrap-server", cluster.bootstrap, "--verify", "--reassignment-json-file", plan])
+        outcomes[name] = (result.code, result.stdout)
+        left[name] = cluster.throttles([topic])
+    assert outcomes["kreassign"] == outcomes["apache"]
+    assert outcomes["apache"] == (
+        0,
+        f"Status of partition reassignment:\nThere is no active reassignment of partition {topic}-0, but replica set "
+        f"is 1,2 rather than 1,3.\nPartition {topic}-0 is not found in any live log dir on broker 3. There is likely an offline log "
+        "directory on the broker.\n",
+    )
+    assert left["kreassign"] == left["apache"]
+    assert all(left["apache"].values())  # nothing cleared

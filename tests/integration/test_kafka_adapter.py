@@ -144,7 +144,8 @@ def test_replica_log_dirs_and_a_move_between_them(adapter, topics, kafka_cluster
     topic = topics([[1, 2]], messages=50)
     here, absent = TopicPartitionReplica(topic, 0, 1), TopicPartitionReplica(topic, 0, 3)
     found = adapter.describe_replica_log_dirs([here, absent, TopicPartitionReplica(topic, 0, 2)])
-    assert set(found) == {here, TopicPartitionReplica(topic, 0, 2)}  # broker 3 has no replica
+    assert set(found) == {here, absent, TopicPartitionReplica(topic, 0, 2)}  # every replica asked, as in Java
+    assert found[absent] == ReplicaLogDirInfo(current=None)  # broker 3 has no replica
     dirs = [str(d) for d in kafka_cluster.node(1).log_dirs]
     current = found[here].current
     assert current in dirs and found[here].future is None
@@ -289,10 +290,14 @@ def test_large_verify_reads_are_batched(adapter, topics) -> None:
     partitions = adapter.describe_topics([topic])[topic]
     assert len(partitions) == 1000
     replicas = [TopicPartitionReplica(topic, p.partition, b) for p in partitions for b in p.replicas]
-    wait_until(lambda: len(adapter.describe_replica_log_dirs(replicas)) == 3000)  # brokers create logs lazily
+
+    def hosted() -> int:
+        return sum(info.current is not None for info in adapter.describe_replica_log_dirs(replicas).values())
+
+    wait_until(lambda: hosted() == 3000)  # brokers create logs lazily
     adapter._send_to_broker = counting
     try:
-        assert len(adapter.describe_replica_log_dirs(replicas)) == 3000
+        assert hosted() == 3000
         assert sorted(sent) == [1, 2, 3]
         assert adapter.list_reassignments([TopicPartition(topic, p) for p in range(1000)]) == {}
     finally:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kreassign.cluster.client_config import ClientConfig, parse_java_properties
+from kreassign.cluster.client_config import ClientConfig
+from kreassign.cluster.java_properties import parse_java_properties
 from kreassign.cluster.kafka import KafkaCluster
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.devcluster.security import TRUSTSTORE_TYPES

@@ -25,10 +25,15 @@
  *     -> "PLACE <id>", per SPEC: "S", then "R <r,r,...>" per partition or "ERROR <class> <message>";
  *        then "END".
  *
- *   HMAP <id>                 java.util.HashMap iteration order.
- *   KIND <string|tp>          String keys, or TopicPartition keys written topic:partition
- *   CTOR <default|cap <n>|hashset <k1,k2,...>|copy>   copy: new HashMap<>(map built so far), at the end
- *   PUT <key> / CIA <key>     put / computeIfAbsent
+ *   HMAP <id>                 java.util.HashMap / HashSet iteration order.
+ *   KIND <string|int|tp|tpr>  String, Integer, TopicPartition (topic:partition) or TopicPartitionReplica
+ *                             (topic:partition:broker) keys
+ *   CTOR <default|cap <n>|hashset <k1,k2,...>|copy>   hashset: new HashSet<>(List.of(k1, k2, ...)), then
+ *                             the operations below apply to that set; copy: new HashMap<>(map built so
+ *                             far), at the end
+ *   PUT <key> / CIA <key>     put (HashSet: add) / computeIfAbsent
+ *   REMOVE <key>              remove
+ *   REMOVEALL <k1,k2,...>     removeAll(List.of(k1, k2, ...)) on the set (a map's keySet())
  *   END
  *     -> "HMAP <id>", "K <key>" per key in iteration order, "END".
  *
@@ -47,6 +52,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
@@ -322,50 +328,75 @@ public class PlacementOracle {
     // HMAP: java.util.HashMap iteration order
 
     private static void hashMap(String id, List<String> lines) {
-        boolean tp = false;
+        String kind = "string";
         Map<Object, Boolean> map = new HashMap<>();
+        HashSet<Object> set = null;
         boolean copyAtEnd = false;
         for (String line : lines) {
             String[] f = line.split(" ");
             switch (f[0]) {
-                case "KIND" -> tp = f[1].equals("tp");
+                case "KIND" -> kind = f[1];
                 case "CTOR" -> {
                     switch (f[1]) {
                         case "default" -> map = new HashMap<>();
                         case "cap" -> map = new HashMap<>(Integer.parseInt(f[2]));
                         case "copy" -> copyAtEnd = true;
-                        case "hashset" -> {
-                            List<Object> keys = new ArrayList<>();
-                            for (String k : f[2].split(",")) keys.add(key(tp, k));
-                            HashSet<Object> set = new HashSet<>(keys);
-                            map = null;
-                            OUT.println("HMAP " + id);
-                            for (Object k : set) OUT.println("K " + show(k));
-                            OUT.println("END");
-                            return;
-                        }
+                        case "hashset" -> set = new HashSet<>(keys(kind, f[2]));
                         default -> throw new IllegalArgumentException("bad CTOR " + f[1]);
                     }
                 }
-                case "PUT" -> map.put(key(tp, f[1]), Boolean.TRUE);
-                case "CIA" -> map.computeIfAbsent(key(tp, f[1]), k -> Boolean.TRUE);
+                case "PUT" -> {
+                    if (set != null) set.add(key(kind, f[1]));
+                    else map.put(key(kind, f[1]), Boolean.TRUE);
+                }
+                case "CIA" -> map.computeIfAbsent(key(kind, f[1]), k -> Boolean.TRUE);
+                case "REMOVE" -> {
+                    if (set != null) set.remove(key(kind, f[1]));
+                    else map.remove(key(kind, f[1]));
+                }
+                case "REMOVEALL" -> {
+                    List<Object> gone = keys(kind, f.length > 1 ? f[1] : "");
+                    if (set != null) set.removeAll(gone);
+                    else map.keySet().removeAll(gone);
+                }
                 default -> throw new IllegalArgumentException("bad HMAP line: " + line);
             }
         }
         if (copyAtEnd) map = new HashMap<>(map);
         OUT.println("HMAP " + id);
-        for (Object k : map.keySet()) OUT.println("K " + show(k));
+        for (Object k : set != null ? set : map.keySet()) OUT.println("K " + show(k));
         OUT.println("END");
     }
 
-    private static Object key(boolean tp, String text) {
-        if (!tp) return decode(text);
-        int colon = text.lastIndexOf(':');
-        return new TopicPartition(decode(text.substring(0, colon)), Integer.parseInt(text.substring(colon + 1)));
+    private static List<Object> keys(String kind, String csv) {
+        List<Object> keys = new ArrayList<>();
+        if (!csv.isEmpty()) for (String k : csv.split(",")) keys.add(key(kind, k));
+        return keys;
+    }
+
+    private static Object key(String kind, String text) {
+        switch (kind) {
+            case "string":
+                return decode(text);
+            case "int":
+                return Integer.valueOf(text);
+            case "tp": {
+                int colon = text.lastIndexOf(':');
+                return new TopicPartition(decode(text.substring(0, colon)), Integer.parseInt(text.substring(colon + 1)));
+            }
+            case "tpr": {
+                String[] f = text.split(":");
+                return new TopicPartitionReplica(decode(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]));
+            }
+            default:
+                throw new IllegalArgumentException("bad KIND " + kind);
+        }
     }
 
     private static String show(Object key) {
         if (key instanceof TopicPartition t) return URLEncoder.encode(t.topic(), StandardCharsets.UTF_8) + ":" + t.partition();
+        if (key instanceof TopicPartitionReplica r)
+            return URLEncoder.encode(r.topic(), StandardCharsets.UTF_8) + ":" + r.partition() + ":" + r.brokerId();
         return URLEncoder.encode(key.toString(), StandardCharsets.UTF_8);
     }
 }

@@ -64,6 +64,9 @@ class FakeCluster:
     def incremental_alter_configs(self, changes):
         self.altered.append(changes)
 
+    def secrets(self):
+        return []
+
     def close(self):
         self.closed = True
 

@@ -17,7 +17,7 @@ def adapter():
 
 
 def test_timeout_names_the_address_the_option_and_the_protocol(adapter):
-    error = adapter.timeout_error("listPartitionReassignments")
+    error = adapter.errors.timeout("listPartitionReassignments")
     assert error.message.endswith("Timed out waiting for a node assignment. Call: listPartitionReassignments")
     assert "broker-a:9093,broker-b:9093" in error.__notes__[0]
     assert "--bootstrap-server" in error.__notes__[1] and "SSL" in error.__notes__[1]
@@ -26,7 +26,7 @@ def test_timeout_names_the_address_the_option_and_the_protocol(adapter):
 def test_ssl_failure_says_which_properties_to_check(adapter):
     from confluent_kafka import KafkaError
 
-    error = adapter._librdkafka_error(
+    error = adapter.errors.from_librdkafka(
         KafkaError(KafkaError._SSL, "SSL handshake failed: certificate verify failed"), "x"
     )
     assert error.message.endswith("SslAuthenticationException: SSL handshake failed")
@@ -38,12 +38,12 @@ def test_sasl_failure_says_which_properties_to_check(adapter):
     from confluent_kafka import KafkaError
 
     failure = KafkaError(KafkaError._AUTHENTICATION, "SASL authentication error: Authentication failed")
-    error = adapter._librdkafka_error(failure, "x")
+    error = adapter.errors.from_librdkafka(failure, "x")
     assert "SaslAuthenticationException" in error.message
     assert "sasl.jaas.config" in error.__notes__[0] and "sasl.mechanism" in error.__notes__[0]
 
     import kafka.errors
 
-    error = adapter._kafka_python_error(kafka.errors.SaslAuthenticationFailedError("denied: bad password"), "x")
+    error = adapter.errors.from_kafka_python(kafka.errors.SaslAuthenticationFailedError("denied: bad password"), "x")
     assert "SaslAuthenticationException" in error.message and "bad password" in error.message
     assert "sasl.jaas.config" in error.__notes__[0]

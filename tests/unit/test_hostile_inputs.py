@@ -1,7 +1,7 @@
 """Hostile input never escapes as anything but a kreassign error.
 
 A fuzz test gives the three JSON readers (``formats.parse_reassignment_json``,
-``formats.parse_topics_to_move_json`` and ``jsoncompat.read_tree``) thousands of documents: random text,
+``formats.parse_topics_to_move_json`` and ``jackson_reader.read_tree``) thousands of documents: random text,
 random bytes through the file decoder, valid JSON of every shape, and valid JSON cut or spliced. Each
 must give a value or an ``InvalidJsonError`` / ``CommandError``; the plans that parse also go through
 ``validate_execute_plan``. The journal reader gets the same treatment for corrupt journal files.
@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kreassign import formats, jsoncompat
+from kreassign import formats
 from kreassign.errors import CommandError
 from kreassign.execution.journal import Journal
+from kreassign.javacompat import jackson_reader
 
 _SCALARS = st.one_of(
     st.none(),
@@ -83,7 +84,7 @@ def _either_value_or_our_error(reader, text: str):
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_DOCUMENTS)
 def test_json_readers_give_a_value_or_a_kreassign_error(text):
-    _either_value_or_our_error(jsoncompat.read_tree, text)
+    _either_value_or_our_error(jackson_reader.read_tree, text)
     _either_value_or_our_error(formats.parse_topics_to_move_json, text)
     plan = _either_value_or_our_error(formats.parse_reassignment_json, text)
     if plan is not None:
@@ -96,7 +97,7 @@ def test_json_readers_give_a_value_or_a_kreassign_error(text):
     ids=["arrays-100000", "objects-100000", "closed-arrays-100000", "digits-100000", "open-string"],
 )
 def test_extreme_documents_give_one_error(text):
-    for reader in (jsoncompat.read_tree, formats.parse_topics_to_move_json, formats.parse_reassignment_json):
+    for reader in (jackson_reader.read_tree, formats.parse_topics_to_move_json, formats.parse_reassignment_json):
         with pytest.raises(CommandError):
             reader(text)
 

@@ -17,7 +17,6 @@ PURE_CORE = (
     "kreassign.errors",
     "kreassign.humanize",
     "kreassign.javacompat",
-    "kreassign.jsoncompat",
     "kreassign.formats",
     "kreassign.planning",
     "kreassign.documents",
@@ -102,6 +101,10 @@ def _violations() -> list[str]:
             if root == "kreassign":
                 if _within(module, PURE_CORE) and _within(target, IO_PACKAGES):
                     problems.append(f"{where}: the pure core imports no I/O package")
+                elif _within(module, ("kreassign.javacompat",)) and not _within(
+                    target, ("kreassign.javacompat", "kreassign.errors")
+                ):
+                    problems.append(f"{where}: javacompat imports nothing of kreassign but kreassign.errors")
                 if _within(target, ("kreassign.cli",)) and not _within(module, ("kreassign.cli", "kreassign.__main__")):
                     problems.append(f"{where}: only cli/ imports cli/")
                 if (
@@ -143,6 +146,7 @@ def test_layering_rules_hold():
         ("actions/x.py", "import pyspark\n", "only kreassign.spark may import pyspark"),
         ("spark/x.py", "import numpy\n", "no declared home"),
         ("actions/x.py", "from ..spark import pipeline\n", "through kreassign.spark only"),
+        ("javacompat/x.py", "from kreassign.model import TopicPartition\n", "javacompat imports nothing"),
     ],
     ids=[
         "third-party-in-core",
@@ -152,6 +156,7 @@ def test_layering_rules_hold():
         "pyspark",
         "unknown",
         "relative",
+        "javacompat-on-model",
     ],
 )
 def test_rules_catch_violations(tmp_path, monkeypatch, module, source, expected):

@@ -9,7 +9,6 @@ random cases when the Kafka jars are available.
 from __future__ import annotations
 
 import hashlib
-import itertools
 from collections import Counter
 
 import pytest
@@ -17,19 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kreassign.errors import CommandError
+from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, TopicPartition
-from kreassign.planning.javarandom import JavaRandom
 from kreassign.planning.placement import (
     NOT_ALL_BROKERS_HAVE_RACKS,
-    JavaHashMap,
-    _iteration_order,
     calculate_assignment,
     describe_cluster_node_order,
     get_broker_metadata,
-    java_string_compare,
-    java_string_hash,
     place_topic,
-    topic_partition_hash,
 )
 from kreassign.planning.placement_model import InvalidReplicationFactorError, UsableBroker
 
@@ -329,64 +323,6 @@ def test_describe_cluster_order_is_java_hash_map_order() -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Java hash codes and HashMap layout
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("", 0),
-        ("a", 97),
-        ("Aa", 2112),
-        ("BB", 2112),
-        ("hello", 99162322),
-        ("orders-0001", -1815850519),
-        ("é€😀", 16752006),
-    ],
-)
-def test_java_string_hash(text: str, expected: int) -> None:
-    assert java_string_hash(text) == expected
-
-
-def test_topic_partition_hash() -> None:
-    assert topic_partition_hash(java_string_hash("t-20"), 0) == topic_partition_hash(java_string_hash("t-10"), 1)
-    assert topic_partition_hash(0, 0) == 961
-
-
-def test_java_string_compare_uses_utf16_units() -> None:
-    # U+FF61 sorts after U+1F600 by code point but before it in UTF-16 (0xD83D surrogate).
-    assert java_string_compare("\uff61", "\U0001f600") > 0
-    assert java_string_compare("a", "b") < 0 < java_string_compare("b", "a")
-    assert java_string_compare("ab", "ab") == 0
-
-
-def test_put_keeps_insertion_order_in_a_bucket_and_compute_if_absent_reverses_it() -> None:
-    keys = ["Aa", "BB", "x"]  # "Aa" and "BB" share a hash code
-    put_map: JavaHashMap[str] = JavaHashMap(java_string_hash, java_string_compare)
-    cia_map: JavaHashMap[str] = JavaHashMap(java_string_hash, java_string_compare)
-    for key in keys:
-        put_map.put(key)
-        cia_map.compute_if_absent(key)
-    assert list(put_map) == ["Aa", "BB", "x"]
-    assert list(cia_map) == ["BB", "Aa", "x"]
-
-
-def test_a_crowded_bucket_grows_the_table_then_becomes_a_tree() -> None:
-    # 32 strings with one hash code: Java resizes 16 -> 32 -> 64 instead of treeifying, then builds a
-    # tree ordered by String.compareTo, root moved to the front of the bucket.
-    colliding = ["".join(parts) for parts in itertools.product(("Aa", "BB"), repeat=5)]
-    layout: JavaHashMap[str] = JavaHashMap(java_string_hash, java_string_compare)
-    for key in colliding[:9]:
-        layout.put(key)
-    assert layout.capacity == 32
-    for key in colliding[9:]:
-        layout.put(key)
-    assert layout.capacity == 64
-    order = list(layout)
-    assert sorted(order) == sorted(colliding) and order != colliding
-
-
-# ------------------------------------------------------------------------------------------------
 # Properties
 
 broker_sets = st.lists(
@@ -450,64 +386,3 @@ def test_calculate_assignment_keeps_partitions_and_replication_factor(
     assert proposal == calculate_assignment(current, brokers, JavaRandom(seed))
     leaders = Counter(replicas[0] for replicas in proposal.values())
     assert set(leaders) <= {b.id for b in brokers}
-
-
-@settings(max_examples=200, deadline=None)
-@given(keys=st.lists(st.text(min_size=0, max_size=6), unique=True, max_size=200), cia=st.booleans())
-def test_java_hash_map_holds_each_key_once(keys: list[str], cia: bool) -> None:
-    layout: JavaHashMap[str] = JavaHashMap(java_string_hash, java_string_compare)
-    for key in keys:
-        assert (layout.compute_if_absent(key) if cia else layout.put(key)) is True
-        assert (layout.compute_if_absent(key) if cia else layout.put(key)) is False
-    assert sorted(layout) == sorted(keys)
-    assert len(layout) == len(keys)
-
-
-def _full_replay(calls: list, hash_code, compare, initial_capacity: int | None, cia: bool) -> list:
-    layout = JavaHashMap(hash_code, compare, initial_capacity)
-    for key in calls:
-        layout.compute_if_absent(key) if cia else layout.put(key)
-    return list(layout)
-
-
-crowding_ints = st.one_of(
-    st.integers(0, 40).map(lambda k: k * 64),  # one bucket up to a 64-slot table
-    st.integers(0, 40).map(lambda k: k * 1024),  # one bucket up to 1024 slots
-    st.integers(0, 8).map(lambda k: k << 20),  # equal low bits, different high bits (spread mixes them)
-    st.integers(-(2**31), 2**31 - 1),
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    calls=st.lists(crowding_ints, max_size=600),
-    cia=st.booleans(),
-    initial_capacity=st.none() | st.integers(0, 300),
-)
-def test_bucketwise_order_equals_the_full_replay(calls: list[int], cia: bool, initial_capacity: int | None) -> None:
-    def identity(value: int) -> int:
-        return value
-
-    def compare(a: int, b: int) -> int:
-        return (a > b) - (a < b)
-
-    expected = _full_replay(calls, identity, compare, initial_capacity, cia)
-    actual = _iteration_order(calls, identity, compare, initial_capacity=initial_capacity, compute_if_absent=cia)
-    assert actual == expected
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    topics=st.lists(st.integers(10, 99), min_size=1, max_size=60, unique=True),
-    partitions=st.integers(1, 12),
-    cia=st.booleans(),
-)
-def test_bucketwise_order_with_equal_topic_partition_hashes(topics: list[int], partitions: int, cia: bool) -> None:
-    # "t-20" partition 0 and "t-10" partition 1 have the same hash code: crowded, treeified buckets.
-    calls = [TopicPartition(f"t-{n}", p) for n in topics for p in range(partitions)]
-
-    def tp_hash(tp: TopicPartition) -> int:
-        return topic_partition_hash(java_string_hash(tp.topic), tp.partition)
-
-    expected = _full_replay(calls, tp_hash, None, None, cia)
-    assert _iteration_order(calls, tp_hash, None, compute_if_absent=cia) == expected

@@ -1,4 +1,5 @@
-"""Differential test: our placement against the real Kafka classes, run by tests/oracle/PlacementOracle.java.
+"""Differential test: our placement and our Java hash map / hash set model against the real Kafka and JDK
+classes, run by tests/oracle/PlacementOracle.java.
 
 All cases go to one JVM (Java 17+ single-file source launch). The classpath comes from
 ``KREASSIGN_KAFKA_CLASSPATH`` (the jars of the pinned Kafka release, e.g. ``/opt/kafka/libs/*``). Without
@@ -19,19 +20,18 @@ from urllib.parse import quote, unquote_plus
 import pytest
 
 from kreassign.errors import CommandError
-from kreassign.model import Broker, TopicPartition
-from kreassign.planning.javarandom import JavaRandom
-from kreassign.planning.placement import (
-    JavaHashMap,
-    _copy_capacity,
-    _hash_set_capacity,
-    calculate_assignment,
-    get_broker_metadata,
+from kreassign.javacompat.hashes import (
+    java_int_compare,
+    java_int_hash,
+    java_replica_hash,
     java_string_compare,
     java_string_hash,
-    place_topic,
-    topic_partition_hash,
+    java_topic_partition_hash,
 )
+from kreassign.javacompat.hashmap import JavaHashMap, copy_capacity, hash_set_capacity
+from kreassign.javacompat.random import JavaRandom
+from kreassign.model import Broker, TopicPartition, TopicPartitionReplica
+from kreassign.planning.placement import calculate_assignment, get_broker_metadata, place_topic
 from kreassign.planning.placement_model import UsableBroker
 
 ORACLE = Path(__file__).resolve().parents[1] / "oracle" / "PlacementOracle.java"
@@ -104,40 +104,45 @@ class PlaceCase:
 @dataclass
 class HashMapCase:
     name: str
-    topic_partition_keys: bool
-    constructor: str  # "default", "cap N", "copy", "hashset"
-    operations: list[tuple[str, str]] = field(default_factory=list)  # ("PUT" | "CIA", key text)
+    kind: str  # "string", "int", "tp" (topic:partition) or "tpr" (topic:partition:broker)
+    constructor: str  # "default", "cap N", "copy", "hashset" (new HashSet<>(hashset_keys))
+    operations: list[tuple[str, str]] = field(default_factory=list)  # PUT | CIA | REMOVE | REMOVEALL, key(s)
+    hashset_keys: list[str] = field(default_factory=list)
 
     def oracle_input(self) -> str:
-        lines = [f"HMAP {self.name}", "KIND " + ("tp" if self.topic_partition_keys else "string")]
+        lines = [f"HMAP {self.name}", f"KIND {self.kind}"]
         if self.constructor == "hashset":
-            lines.append("CTOR hashset " + ",".join(quote(k) for _, k in self.operations))
+            lines.append("CTOR hashset " + ",".join(quote(k, safe=":") for k in self.hashset_keys))
         else:
             lines.append(f"CTOR {self.constructor}")
-            lines += [f"{op} {quote(key, safe=':')}" for op, key in self.operations]
+        for op, keys in self.operations:
+            if op == "REMOVEALL":
+                lines.append(f"{op} " + ",".join(quote(k, safe=":") for k in keys.split(",") if k))
+            else:
+                lines.append(f"{op} {quote(keys, safe=':')}")
         return "\n".join([*lines, "END"])
 
     def ours(self, java_version: int) -> list[str]:
-        keys = [key for _, key in self.operations]
-        if self.topic_partition_keys:
-            layout: JavaHashMap = JavaHashMap(_tp_hash)
-            keyed = [_tp(k) for k in keys]
-        else:
-            layout = JavaHashMap(java_string_hash, java_string_compare)
-            keyed = keys
+        parse, hash_code, compare = KEY_KINDS[self.kind]
+        capacity = None
         if self.constructor == "hashset":
-            layout = JavaHashMap(java_string_hash, java_string_compare, _hash_set_capacity(len(keys), java_version))
+            capacity = hash_set_capacity(len(self.hashset_keys), java_version)
         elif self.constructor.startswith("cap "):
-            layout = JavaHashMap(layout._hash_code, layout._compare, int(self.constructor.split()[1]))
-        for (op, _), key in zip(self.operations, keyed, strict=True):
-            if op == "CIA" and self.constructor != "hashset":  # HashSet(collection) only puts
-                layout.compute_if_absent(key)
+            capacity = int(self.constructor.split()[1])
+        layout: JavaHashMap = JavaHashMap(hash_code, compare, capacity)
+        for key in self.hashset_keys:
+            layout.put(parse(key))
+        for op, keys in self.operations:
+            if op == "CIA":
+                layout.compute_if_absent(parse(keys))
+            elif op == "PUT":
+                layout.put(parse(keys))
+            elif op == "REMOVE":
+                layout.remove(parse(keys))
             else:
-                layout.put(key)
+                layout.remove_all([parse(k) for k in keys.split(",") if k])
         if self.constructor == "copy" and len(layout):
-            copy: JavaHashMap = JavaHashMap(
-                layout._hash_code, layout._compare, _copy_capacity(len(layout), java_version)
-            )
+            copy: JavaHashMap = JavaHashMap(hash_code, compare, copy_capacity(len(layout), java_version))
             for key in layout:
                 copy.put(key)
             layout = copy
@@ -153,13 +158,24 @@ def _tp(text: str) -> TopicPartition:
     return TopicPartition(topic, int(partition))
 
 
-def _tp_hash(tp: TopicPartition) -> int:
-    return topic_partition_hash(java_string_hash(tp.topic), tp.partition)
+def _tpr(text: str) -> TopicPartitionReplica:
+    topic, partition, broker = text.split(":")
+    return TopicPartitionReplica(topic, int(partition), int(broker))
+
+
+KEY_KINDS = {
+    "string": (str, java_string_hash, java_string_compare),
+    "int": (int, java_int_hash, java_int_compare),
+    "tp": (_tp, java_topic_partition_hash, None),
+    "tpr": (_tpr, java_replica_hash, None),
+}
 
 
 def _show(key: object) -> str:
     if isinstance(key, TopicPartition):
         return f"{key.topic}:{key.partition}"
+    if isinstance(key, TopicPartitionReplica):
+        return f"{key.topic}:{key.partition}:{key.broker_id}"
     return str(key)
 
 
@@ -263,15 +279,76 @@ def _hash_map_cases(rnd: random.Random) -> list[HashMapCase]:
         constructor = rnd.choice(
             ["default", f"cap {rnd.randint(0, 100)}", "copy", "hashset" if not tp_keys else "copy"]
         )
+        key_kind = "tp" if tp_keys else "string"
         operation = rnd.choice(["PUT", "CIA", "mixed"])
         ops = [(operation if operation != "mixed" else rnd.choice(["PUT", "CIA"]), k) for k in keys]
-        cases.append(HashMapCase(f"h{n}", tp_keys, constructor, ops))
+        if constructor == "hashset":  # HashSet(collection) only puts
+            cases.append(HashMapCase(f"h{n}", key_kind, constructor, hashset_keys=keys))
+        else:
+            cases.append(HashMapCase(f"h{n}", key_kind, constructor, ops))
     # Exact sizes around the pre-sizing boundaries that differ between Java 17 and 19+.
     for size in (11, 12, 13, 24, 48, 96, 192, 384):
         keys = [f"topic-{i}" for i in range(size)]
         rnd.shuffle(keys)
-        cases.append(HashMapCase(f"hs{size}", False, "hashset", [("PUT", k) for k in keys]))
-        cases.append(HashMapCase(f"hc{size}", False, "copy", [("PUT", k) for k in keys]))
+        cases.append(HashMapCase(f"hs{size}", "string", "hashset", hashset_keys=keys))
+        cases.append(HashMapCase(f"hc{size}", "string", "copy", [("PUT", k) for k in keys]))
+    return cases + _colliding_key_cases(rnd)
+
+
+EQUAL_HASH_TOPICS = ["".join(parts) for parts in itertools.product(["Aa", "BB"], repeat=4)]  # 16, one hash code
+
+
+def _colliding_keys(rnd: random.Random, kind: str) -> list[str]:
+    """Keys of ``kind`` that crowd buckets until they become trees, among ordinary keys.
+
+    Keys of a class that is not ``Comparable`` (TopicPartition, TopicPartitionReplica) never share a hash
+    code here: Java orders those by identity hash code, which no one can reproduce."""
+    if kind == "string":
+        colliding = rnd.sample(EQUAL_HASH_TOPICS, rnd.randint(9, 16))
+        others = [f"topic-{i}" for i in range(rnd.choice([0, 5, 40, 40, 120]))]
+    elif kind == "int":
+        step = rnd.choice([64, 128, 1024, 1 << 16])
+        colliding = [str(step * i) for i in rnd.sample(range(40), rnd.randint(9, 30))]
+        others = [str(rnd.randint(-(2**31), 2**31 - 1)) for _ in range(rnd.choice([0, 10, 60, 200]))]
+    elif kind == "tp":  # distinct hash codes in one bucket: partitions 64 apart, topics of one hash code
+        topics = rnd.sample(EQUAL_HASH_TOPICS, 16)
+        colliding = [f"{topic}:{64 * i}" for i, topic in enumerate(topics[: rnd.randint(9, 16)])]
+        others = [f"o{i}:{p}" for i in range(rnd.choice([0, 8, 30])) for p in range(rnd.randint(1, 4))]
+    else:
+        topic = rnd.choice(EQUAL_HASH_TOPICS)
+        colliding = [f"{topic}:0:{64 * i}" for i in range(rnd.randint(9, 20))]
+        colliding += [f"{topic}:{64 * i}:1" for i in range(1, rnd.randint(2, 12))]
+        others = [f"o{i}:{p}:{b}" for i in range(rnd.choice([0, 6, 20])) for p in range(2) for b in range(3)]
+    keys = colliding + others
+    rnd.shuffle(keys)
+    return keys
+
+
+def _colliding_key_cases(rnd: random.Random) -> list[HashMapCase]:
+    """HashSet / HashMap of String, Integer, TopicPartition and TopicPartitionReplica keys that collide,
+    default and pre-sized, with tree bins built, split, untreeified and removed from."""
+    cases: list[HashMapCase] = []
+    for n in range(120):
+        kind = ("string", "int", "tp", "tpr")[n % 4]
+        keys = _colliding_keys(rnd, kind)
+        shape = n // 4 % 5
+        name = f"c{n}-{kind}"
+        if shape == 0:  # Collectors.toSet(): a default HashSet, add in order
+            cases.append(HashMapCase(name, kind, "default", [("PUT", k) for k in keys]))
+        elif shape == 1:  # new HashSet<>(collection): pre-sized
+            cases.append(HashMapCase(name, kind, "hashset", hashset_keys=keys))
+        elif shape == 2:  # new HashMap<>(n), then a copy of it
+            cases.append(HashMapCase(name, kind, rnd.choice([f"cap {len(keys)}", "copy"]), [("PUT", k) for k in keys]))
+        elif shape == 3:  # single removals, up to untreeifying a bin
+            ops = [("PUT", k) for k in keys]
+            ops += [("REMOVE", k) for k in rnd.sample(keys, rnd.randint(1, len(keys)))]
+            cases.append(HashMapCase(name, kind, rnd.choice(["default", "cap 64"]), ops))
+        else:  # getReplicaAssignmentForPartitions: new HashSet<>(all), removeAll(found), either branch
+            found = rnd.sample(keys, rnd.randint(0, len(keys)))
+            if rnd.random() < 0.3:
+                found.append(keys[0])  # removeAll counts a repeated key twice
+            rnd.shuffle(found)
+            cases.append(HashMapCase(name, kind, "hashset", [("REMOVEALL", ",".join(found))], hashset_keys=keys))
     return cases
 
 

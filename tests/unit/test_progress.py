@@ -362,6 +362,18 @@ VERIFY_CASES = [
         IN_PROGRESS,
     ),
     (
+        "replica-not-hosted-yet-while-moving",
+        {T("t", 0): PartitionState((1, 2), (2,), False)},
+        {R(0, 2): LogDirMoveState("missing_log_dir", "/b")},
+        IN_PROGRESS,
+    ),
+    (
+        "replica-not-in-a-live-log-dir-and-nothing-moving",
+        {T("t", 0): PartitionState((1,), (1,), True)},
+        {R(0, 1): LogDirMoveState("missing_log_dir", "/b")},
+        NOT_AT_TARGET,
+    ),
+    (
         "replica-missing-and-nothing-moving",
         {T("t", 0): PartitionState((1,), (1,), True)},
         {R(0, 2): LogDirMoveState("missing_replica", "/b")},

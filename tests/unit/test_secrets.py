@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kreassign.cli import app
-from kreassign.cluster.client_config import ClientConfig, parse_java_properties
+from kreassign.cluster.client_config import ClientConfig
+from kreassign.cluster.java_properties import parse_java_properties
 
 SASL_PASSWORD = "sasl-Secret-7f3a9"
 STORE_PASSWORD = "store-Secret-51c2e"

@@ -8,8 +8,8 @@ import pytest
 
 from kreassign.errors import ClusterError, CommandError, TerseError
 from kreassign.formats import parse_reassignment_json
+from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, TopicPartition
-from kreassign.planning.javarandom import JavaRandom
 from kreassign.zookeeper import legacy, placement
 from kreassign.zookeeper.scalaorder import scala_int_set_order, scala_set_order, scala_string_set_order
 

@@ -1,19 +1,14 @@
-"""JSON reading and writing that behaves like the Jackson 2.21 setup used by Apache Kafka 4.3.1's tools.
+"""Jackson 2.21's JSON reader as Apache Kafka 4.3.1's tools use it: ``ObjectMapper.readTree(String)``.
 
 The Apache ``kafka-reassign-partitions`` tool parses its JSON files with a default Jackson
 ``ObjectMapper.readTree(String)`` (through ``org.apache.kafka.server.util.Json``) and prints Jackson's
-exception messages and ``JsonNode.toString()`` texts verbatim. To keep our output byte-identical this
-module reproduces:
+exception messages verbatim. To keep our output byte-identical this module reproduces:
 
 * which documents Jackson accepts (strict JSON, but anything after the first complete root value is
   ignored: ``{"a":1} xyz`` is accepted);
-* the parsed values: objects keep the first position and the last value of a duplicate key; integers
-  are Python ``int`` (Jackson's ``IntNode`` when they fit in 32 bits, ``LongNode``/``BigIntegerNode``
-  otherwise, see :func:`is_int_node`); numbers with a fraction or exponent are ``float``;
+* the parsed values (see :mod:`kreassign.javacompat.jackson_nodes`);
 * Jackson's error messages, including the ``line``/``column`` location (counted in UTF-16 code units,
-  like Java), its nesting (1000), number (1000 digits) and string (20,000,000) limits;
-* ``JsonNode.toString()`` / ``ObjectMapper.writeValueAsString`` output, including Java 17's
-  ``Double.toString`` and Jackson's string escaping.
+  like Java), its nesting (1000), number (1000 digits) and string (20,000,000) limits.
 
 Documents are first given to Python's C ``json`` scanner when they are containers without anything
 Jackson could treat differently; the exact emulation of Jackson's ``ReaderBasedJsonParser`` (iterative,
@@ -21,65 +16,23 @@ so deep nesting cannot hit Python's recursion limit) handles everything else, in
 
 Strings are returned in canonical form: a Java string maps to the Python string whose UTF-16 encoding
 (with ``surrogatepass``) is the same, valid surrogate pairs joined into one code point.
-
-Standard library only.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import math
 import re
-import struct
 import unicodedata
-from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from itertools import accumulate
-from typing import Final, TypeAlias
+from typing import Final
 
 from kreassign.errors import InvalidJsonError
-
-# ---------------------------------------------------------------------------------------------------
-# Values
-# ---------------------------------------------------------------------------------------------------
-
-
-class _MissingNode:
-    """Jackson's ``MissingNode``: what ``readTree`` returns for a document with no content."""
-
-    _instance: _MissingNode | None = None
-
-    def __new__(cls) -> _MissingNode:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Final = _MissingNode()
-
-JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | _MissingNode | None"
-
-INT_MIN: Final = -(2**31)
-INT_MAX: Final = 2**31 - 1
-LONG_MIN: Final = -(2**63)
-LONG_MAX: Final = 2**63 - 1
-
-
-def is_int_node(value: object) -> bool:
-    """Jackson's ``JsonNode.isInt()``: an integer token that fits in a Java ``int``."""
-    return type(value) is int and INT_MIN <= value <= INT_MAX
-
-
-def is_long_node(value: object) -> bool:
-    """Jackson's ``JsonNode.isLong()``: an integer token that fits in a ``long`` but not an ``int``."""
-    return type(value) is int and LONG_MIN <= value <= LONG_MAX and not INT_MIN <= value <= INT_MAX
-
+from kreassign.javacompat.jackson_nodes import MISSING, JsonValue
+from kreassign.javacompat.text import SURROGATE, from_code_units, java_code_units, utf16_length
 
 # ---------------------------------------------------------------------------------------------------
 # Errors
@@ -190,115 +143,6 @@ def _hex_digit_value(code: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
-# UTF-16 helpers
-# ---------------------------------------------------------------------------------------------------
-
-_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def java_code_units(text: str) -> str:
-    """One character per UTF-16 code unit, so that indexes and lengths are Java's."""
-    if _ASTRAL.search(text) is None:
-        return text
-    units = array("H")
-    units.frombytes(text.encode("utf-16-le", "surrogatepass"))
-    return "".join(map(chr, units))
-
-
-def _from_code_units(units: str) -> str:
-    """Back to the canonical Python form (valid surrogate pairs joined)."""
-    if _SURROGATE.search(units) is None:
-        return units
-    return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def has_supplementary_characters(text: str) -> bool:
-    """Whether ``text`` has characters that Java stores as a surrogate pair."""
-    return _ASTRAL.search(text) is not None
-
-
-def utf16_length(text: str) -> int:
-    """``String.length()`` of the Java string that ``text`` stands for."""
-    return len(text) + len(_ASTRAL.findall(text))
-
-
-def decode_utf8_like_java(data: bytes) -> str:
-    """``new String(bytes, StandardCharsets.UTF_8)`` (what Kafka's ``Utils.readFileAsString`` does).
-
-    A byte order mark is kept (Jackson then rejects it). Malformed input becomes U+FFFD, but not always
-    as many as Python's ``errors="replace"`` makes: Java replaces e.g. ``ED A0`` (a truncated surrogate)
-    with one U+FFFD, so the decoder's own rules are followed at every malformed position.
-    """
-    parts: list[str] = []
-    position = 0
-    while True:
-        try:
-            parts.append(data[position:].decode("utf-8"))
-            return "".join(parts)
-        except UnicodeDecodeError as error:
-            bad = position + error.start
-            parts.append(data[position:bad].decode("utf-8"))
-            text, position = _java_utf8_malformed_step(data, bad)
-            parts.append(text)
-            if position >= len(data):
-                return "".join(parts)
-
-
-def _is_continuation(byte: int) -> bool:
-    return byte & 0xC0 == 0x80
-
-
-def _java_utf8_malformed_step(data: bytes, start: int) -> tuple[str, int]:
-    """One iteration of JDK ``String.decodeUTF8_UTF16`` with replacement, at a malformed position.
-
-    Returns the decoded text and the next position (``len(data)`` when Java stops decoding).
-    """
-    end = len(data)
-    lead = data[start]
-    position = start + 1
-    if 0xC2 <= lead <= 0xDF:  # two-byte lead; the next byte was not a continuation, or is missing
-        return "\ufffd", position
-    if 0xE0 <= lead <= 0xEF:
-        if position + 1 < end:
-            second, third = data[position], data[position + 1]
-            overlong = lead == 0xE0 and second & 0xE0 == 0x80
-            if overlong or not _is_continuation(second) or not _is_continuation(third):
-                return "\ufffd", start + (1 if overlong or not _is_continuation(second) else 2)
-            return "\ufffd", position + 2  # a UTF-8 encoded surrogate
-        if position < end and (
-            (lead == 0xE0 and data[position] & 0xE0 == 0x80) or not _is_continuation(data[position])
-        ):
-            return "\ufffd", position
-        return "\ufffd", end
-    if 0xF0 <= lead <= 0xF7:
-        if position + 2 < end:
-            return "\ufffd", start + _java_utf8_malformed4_length(data, start)
-        if lead > 0xF4 or (position < end and _is_malformed4_second(lead, data[position])):
-            return "\ufffd", position
-        position += 1
-        if position < end and not _is_continuation(data[position]):
-            return "\ufffd", position
-        return "\ufffd", end
-    return "\ufffd", position
-
-
-def _is_malformed4_second(lead: int, second: int) -> bool:
-    return (
-        (lead == 0xF0 and not 0x90 <= second <= 0xBF)
-        or (lead == 0xF4 and second & 0xF0 != 0x80)
-        or not _is_continuation(second)
-    )
-
-
-def _java_utf8_malformed4_length(data: bytes, start: int) -> int:
-    lead, second = data[start], data[start + 1]
-    if lead > 0xF4 or _is_malformed4_second(lead, second):
-        return 1
-    return 2 if not _is_continuation(data[start + 2]) else 3
-
-
-# ---------------------------------------------------------------------------------------------------
 # Reading: public entry points
 # ---------------------------------------------------------------------------------------------------
 
@@ -373,7 +217,7 @@ _LONG_DIGIT_RUN: Final = re.compile(f"[0-9]{{{_MAX_NUMBER_LENGTH + 1}}}")
 
 def _read_with_python_scanner(text: str) -> JsonValue | _NotHandled:
     """Parse a container document with Python's ``json``, when the result is surely Jackson's."""
-    if not text.isascii() and _SURROGATE.search(text) is not None:
+    if not text.isascii() and SURROGATE.search(text) is not None:
         return _NOT_HANDLED
     start = _LEADING_WHITESPACE.match(text).end()  # type: ignore[union-attr]
     if start >= len(text) or text[start] not in "[{" or _has_long_digit_run(text):
@@ -617,7 +461,7 @@ class _JacksonTreeReader:
         # Complete containers near the top may be read by Python's scanner when nothing in the
         # document can make Jackson see them differently (see _read_with_python_scanner).
         self.python_may_read_children = (
-            _SURROGATE.search(units) is None
+            SURROGATE.search(units) is None
             and not _has_long_digit_run(units)
             and not _may_have_long_string_token(units)
         )
@@ -829,7 +673,7 @@ class _JacksonTreeReader:
         if match is not None and s[match.start()] == '"':
             self.pos = match.end()
             self.text_buffer.reset_with_shared()
-            return _from_code_units(s[start : match.start()])
+            return from_code_units(s[start : match.start()])
         stop = match.start() if match is not None else end
         buffer = self.text_buffer
         buffer.reset_with_copy(stop - start)
@@ -853,7 +697,7 @@ class _JacksonTreeReader:
             parts.append(self._decode_escape())
             buffer.add_checking_before(1)
         buffer.validate_contents()
-        return _from_code_units("".join(parts))
+        return from_code_units("".join(parts))
 
     def _read_name(self) -> str:
         """``_parseName``: the opening quote has been read."""
@@ -862,7 +706,7 @@ class _JacksonTreeReader:
         match = _STRING_STOP.search(s, start, end)
         if match is not None and s[match.start()] == '"':
             self.pos = match.end()
-            return _from_code_units(s[start : match.start()])
+            return from_code_units(s[start : match.start()])
         stop = match.start() if match is not None else end
         buffer = self.text_buffer
         buffer.reset_with_shared()
@@ -887,7 +731,7 @@ class _JacksonTreeReader:
             buffer.add_checking_after(1)
         if buffer.has_segments:
             buffer.validate_contents()
-        return _from_code_units("".join(parts))
+        return from_code_units("".join(parts))
 
     # -- literals ----------------------------------------------------------------------------------
 
@@ -1263,280 +1107,3 @@ class _JacksonTreeReader:
             if is_container:
                 self._open_scope(type(value) is list)
                 open_containers.append(value)  # type: ignore[arg-type]
-
-
-# ---------------------------------------------------------------------------------------------------
-# Writing
-# ---------------------------------------------------------------------------------------------------
-
-_SHORT_ESCAPES: Final = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-_NEEDS_ESCAPE: Final = re.compile(r'["\\\x00-\x1f]')
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    char = match.group()
-    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04X}"
-
-
-def quote_json_string(text: str) -> str:
-    """Jackson's string output: only '"', '\\' and control characters below 0x20 are escaped."""
-    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
-
-
-def _scalar_to_string(value: JsonValue) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is int:
-        return str(value)
-    if type(value) is float:
-        if math.isfinite(value):
-            return java_double_to_string(value)
-        return '"' + java_double_to_string(value) + '"'
-    if type(value) is str:
-        return quote_json_string(value)
-    if value is MISSING:
-        return ""
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
-
-
-def node_to_string(value: JsonValue) -> str:
-    """Jackson's ``JsonNode.toString()`` (compact; same as ``ObjectMapper.writeValueAsString``)."""
-    if type(value) is not dict and type(value) is not list:
-        return _scalar_to_string(value)
-    out: list[str] = []
-    # Iterative: each pending entry is either text to emit or a container to open.
-    pending: list[object] = [value]
-    while pending:
-        item = pending.pop()
-        if type(item) is str:
-            out.append(item)
-        elif type(item) is dict:
-            pending.append("}")
-            entries = list(item.items())
-            for index in range(len(entries) - 1, -1, -1):
-                key, child = entries[index]
-                pending.append(child if type(child) in (dict, list) else _scalar_to_string(child))
-                pending.append(("," if index else "") + quote_json_string(key) + ":")
-            out.append("{")
-        elif type(item) is list:
-            pending.append("]")
-            for index in range(len(item) - 1, -1, -1):
-                child = item[index]
-                pending.append(child if type(child) in (dict, list) else _scalar_to_string(child))
-                if index:
-                    pending.append(",")
-            out.append("[")
-    return "".join(out)
-
-
-write_value_as_string = node_to_string
-
-
-# ---------------------------------------------------------------------------------------------------
-# Java 17 Double.toString (jdk.internal.math.FloatingDecimal), including its non-shortest outputs
-# ---------------------------------------------------------------------------------------------------
-
-_EXP_SHIFT: Final = 52
-_LONG_5_POW: Final = tuple(5**i for i in range(27))
-_SMALL_5_POW: Final = tuple(5**i for i in range(14))
-_N_5_BITS: Final = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52,
-                    54, 56, 59, 61)  # fmt: skip
-_INSIGNIFICANT_DIGITS: Final = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7,
-                                8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14,
-                                14, 14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)  # fmt: skip
-
-
-def _wrap(value: int, bits: int) -> int:
-    """Java two's complement overflow of an ``int`` (32) or ``long`` (64)."""
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _java_div(a: int, b: int) -> int:
-    quotient = abs(a) // abs(b)
-    return quotient if (a >= 0) == (b >= 0) else -quotient
-
-
-def _java_rem(a: int, b: int) -> int:
-    return a - b * _java_div(a, b)
-
-
-def java_double_to_string(value: float) -> str:
-    """``Double.toString(double)`` as Java 17 prints it."""
-    if value != value:
-        return "NaN"
-    if value in (math.inf, -math.inf):
-        return "Infinity" if value > 0 else "-Infinity"
-    bits = struct.unpack("<Q", struct.pack("<d", value))[0]
-    negative = bool(bits >> 63)
-    fraction = bits & ((1 << _EXP_SHIFT) - 1)
-    exponent = (bits >> _EXP_SHIFT) & 0x7FF
-    if exponent == 0:
-        if fraction == 0:
-            return "-0.0" if negative else "0.0"
-        leading_zeros = 64 - fraction.bit_length()
-        shift = leading_zeros - (63 - _EXP_SHIFT)
-        fraction <<= shift
-        exponent = 1 - shift
-        significant_bits = 64 - leading_zeros
-    else:
-        fraction |= 1 << _EXP_SHIFT
-        significant_bits = _EXP_SHIFT + 1
-    digits, decimal_exponent = _binary_to_decimal(exponent - 1023, fraction, significant_bits)
-    return ("-" if negative else "") + _format_java_decimal(digits, decimal_exponent)
-
-
-def _develop_long_digits(decimal_exponent: int, value: int, insignificant: int) -> tuple[str, int]:
-    if insignificant:
-        pow10 = _LONG_5_POW[insignificant] << insignificant
-        residue = value % pow10
-        value //= pow10
-        decimal_exponent += insignificant
-        if residue >= pow10 >> 1:
-            value += 1
-    text = str(value)
-    return text.rstrip("0"), decimal_exponent + len(text)
-
-
-def _estimate_decimal_exponent(fraction: int, binary_exponent: int) -> int:
-    mantissa = struct.unpack("<d", struct.pack("<Q", (1023 << _EXP_SHIFT) | (fraction & ((1 << _EXP_SHIFT) - 1))))[0]
-    estimate = (mantissa - 1.5) * 0.289529654 + 0.176091259 + binary_exponent * 0.301029995663981
-    return math.floor(estimate)
-
-
-def _binary_to_decimal(binary_exponent: int, fraction: int, significant_bits: int) -> tuple[str, int]:
-    """FloatingDecimal.BinaryToASCIIBuffer.dtoa: returns (digits, decExponent)."""
-    tail_zeros = (fraction & -fraction).bit_length() - 1
-    fraction_bits = _EXP_SHIFT + 1 - tail_zeros
-    tiny_bits = max(0, fraction_bits - binary_exponent - 1)
-    if (
-        -21 <= binary_exponent <= 62
-        and tiny_bits < len(_LONG_5_POW)
-        and fraction_bits + _N_5_BITS[tiny_bits] < 64
-        and tiny_bits == 0
-    ):
-        insignificant = 0
-        if binary_exponent > significant_bits:
-            power = binary_exponent - significant_bits - 1
-            insignificant = _INSIGNIFICANT_DIGITS[power] if 1 < power < len(_INSIGNIFICANT_DIGITS) else 0
-        if binary_exponent >= _EXP_SHIFT:
-            fraction <<= binary_exponent - _EXP_SHIFT
-        else:
-            fraction >>= _EXP_SHIFT - binary_exponent
-        return _develop_long_digits(0, fraction, insignificant)
-
-    decimal_exponent = _estimate_decimal_exponent(fraction, binary_exponent)
-    b5 = max(0, -decimal_exponent)
-    b2 = b5 + tiny_bits + binary_exponent
-    s5 = max(0, decimal_exponent)
-    s2 = s5 + tiny_bits
-    m5 = b5
-    m2 = b2 - significant_bits
-    fraction >>= tail_zeros
-    b2 -= fraction_bits - 1
-    common = min(b2, s2)
-    b2 -= common
-    s2 -= common
-    m2 -= common
-    if fraction_bits == 1:
-        m2 -= 1
-    if m2 < 0:
-        b2 -= m2
-        s2 -= m2
-        m2 = 0
-    b_bits = fraction_bits + b2 + (_N_5_BITS[b5] if b5 < len(_N_5_BITS) else b5 * 3)
-    ten_s_bits = s2 + 1 + (_N_5_BITS[s5 + 1] if s5 + 1 < len(_N_5_BITS) else (s5 + 1) * 3)
-    if b_bits < 64 and ten_s_bits < 64:
-        width = 32 if b_bits < 32 and ten_s_bits < 32 else 64
-        powers = _SMALL_5_POW if width == 32 else _LONG_5_POW
-        b = _wrap(_wrap(_wrap(fraction, width) * powers[b5], width) << (b2 & (width - 1)), width)
-        s = _wrap(powers[s5] << (s2 & (width - 1)), width)
-        m = _wrap(powers[m5] << (m2 & (width - 1)), width)
-        return _generate_digits_fixed(b, s, m, decimal_exponent, width)
-    return _generate_digits_big(fraction * 5**b5 << b2, 5**s5 << s2, 10 * (5**m5 << m2), decimal_exponent)
-
-
-def _generate_digits_fixed(b: int, s: int, m: int, decimal_exponent: int, width: int) -> tuple[str, int]:
-    tens = _wrap(s * 10, width)
-    digits: list[int] = []
-    q = _java_div(b, s)
-    b = _wrap(10 * _java_rem(b, s), width)
-    m = _wrap(m * 10, width)
-    low = b < m
-    high = _wrap(b + m, width) > tens
-    if q == 0 and not high:
-        decimal_exponent -= 1
-    else:
-        digits.append(q)
-    if decimal_exponent < -3 or decimal_exponent >= 8:
-        high = low = False
-    while not low and not high:
-        q = _java_div(b, s)
-        b = _wrap(10 * _java_rem(b, s), width)
-        m = _wrap(m * 10, width)
-        if m > 0:
-            low = b < m
-            high = _wrap(b + m, width) > tens
-        else:
-            low = high = True
-        digits.append(q)
-    low_digit_difference = _wrap(_wrap(b << 1, width) - tens, width)
-    return _round_digits(digits, decimal_exponent + 1, high, low, low_digit_difference)
-
-
-def _generate_digits_big(b: int, s: int, m10: int, decimal_exponent: int) -> tuple[str, int]:
-    ten_s = 10 * s
-    digits: list[int] = []
-    q, b = divmod(b, s)
-    b *= 10
-    low = b < m10
-    high = ten_s <= b + m10
-    if q == 0 and not high:
-        decimal_exponent -= 1
-    else:
-        digits.append(q)
-    if decimal_exponent < -3 or decimal_exponent >= 8:
-        high = low = False
-    while not low and not high:
-        q, b = divmod(b, s)
-        b *= 10
-        m10 *= 10
-        low = b < m10
-        high = ten_s <= b + m10
-        digits.append(q)
-    low_digit_difference = (2 * b > ten_s) - (2 * b < ten_s) if high and low else 0
-    return _round_digits(digits, decimal_exponent + 1, high, low, low_digit_difference)
-
-
-def _round_digits(
-    digits: list[int], decimal_exponent: int, high: bool, low: bool, low_digit_difference: int
-) -> tuple[str, int]:
-    round_up = high and (not low or low_digit_difference > 0 or (low_digit_difference == 0 and digits[-1] % 2 == 1))
-    if round_up:
-        index = len(digits) - 1
-        while digits[index] == 9 and index > 0:
-            digits[index] = 0
-            index -= 1
-        if digits[index] == 9:
-            decimal_exponent += 1
-            digits[0] = 1
-        else:
-            digits[index] += 1
-    return "".join(map(str, digits)), decimal_exponent
-
-
-def _format_java_decimal(digits: str, decimal_exponent: int) -> str:
-    """FloatingDecimal.BinaryToASCIIBuffer.getChars without the sign."""
-    if 0 < decimal_exponent < 8:
-        whole = digits[:decimal_exponent]
-        if len(digits) < decimal_exponent:
-            return whole + "0" * (decimal_exponent - len(digits)) + ".0"
-        return whole + "." + (digits[decimal_exponent:] or "0")
-    if -3 < decimal_exponent <= 0:
-        return "0." + "0" * -decimal_exponent + digits
-    exponent = decimal_exponent - 1 if decimal_exponent > 0 else -(-decimal_exponent + 1)
-    return digits[0] + "." + (digits[1:] or "0") + "E" + str(exponent)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kreassign.planning.javarandom import JavaRandom, java_shuffle
+from kreassign.javacompat.random import JavaRandom, java_shuffle
 
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 

@@ -5,7 +5,7 @@ proposal for the same seed, every draw has to match Java bit for bit: the 48-bit
 generator, the seed scrambling of ``new Random(seed)`` / ``setSeed``, and the exact algorithm of each
 ``nextXxx`` method (``nextInt(bound)`` has a power-of-two path and a rejection loop).
 
-Standard library only. Checked against a real JVM by ``tests/unit/test_javarandom.py``.
+Standard library only. Checked against a real JVM by ``tests/unit/test_javacompat_random.py``.
 """
 
 from __future__ import annotations
@@ -14,24 +14,14 @@ import os
 from collections.abc import Iterable, MutableSequence
 from typing import TypeVar
 
+from kreassign.javacompat.arithmetic import to_int32, to_int64
+
 _MULTIPLIER = 0x5DEECE66D
 _ADDEND = 0xB
 _MASK_48 = (1 << 48) - 1
 _DOUBLE_UNIT = 1.0 / (1 << 53)
 
 _T = TypeVar("_T")
-
-
-def _to_int32(value: int) -> int:
-    """Wrap like a Java ``(int)`` cast: keep the low 32 bits, two's complement."""
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _to_int64(value: int) -> int:
-    """Wrap like Java ``long`` arithmetic: keep the low 64 bits, two's complement."""
-    value &= 0xFFFFFFFFFFFFFFFF
-    return value - (1 << 64) if value & (1 << 63) else value
 
 
 class JavaRandom:
@@ -57,7 +47,7 @@ class JavaRandom:
     def next_bits(self, bits: int) -> int:
         """``Random.next(int bits)``: advance the generator, return the top ``bits`` bits as an int."""
         self._seed = (self._seed * _MULTIPLIER + _ADDEND) & _MASK_48
-        return _to_int32(self._seed >> (48 - bits))
+        return to_int32(self._seed >> (48 - bits))
 
     def next_int(self, bound: int | None = None) -> int:
         """``nextInt()`` without ``bound``; ``nextInt(bound)`` with it (``0 <= result < bound``)."""
@@ -105,7 +95,7 @@ class JavaRandom:
 
     def next_long(self) -> int:
         """``nextLong()``."""
-        return _to_int64((self.next_bits(32) << 32) + self.next_bits(32))
+        return to_int64((self.next_bits(32) << 32) + self.next_bits(32))
 
     def next_boolean(self) -> bool:
         """``nextBoolean()``."""

@@ -1,4 +1,4 @@
-"""kreassign.jsoncompat against Jackson 2.21 / Java 17 as the Apache tool runs them.
+"""kreassign.javacompat's Jackson reader and writer, Double.toString and UTF-8 decoding against Jackson 2.21 / Java 17 as the Apache tool runs them.
 
 Every expected value below was produced by the real libraries (jackson-databind 2.21.2 through
 ``new ObjectMapper().readTree(String)``, ``Double.toString`` and ``new String(bytes, UTF_8)`` on
@@ -15,9 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kreassign import jsoncompat
 from kreassign.errors import KreassignError
-from kreassign.jsoncompat import JacksonError, node_to_string, read_tree
+from kreassign.javacompat import jackson_reader
+from kreassign.javacompat.doubles import java_double_to_string
+from kreassign.javacompat.jackson_nodes import MISSING, is_int_node, is_long_node
+from kreassign.javacompat.jackson_reader import JacksonError, read_tree, try_parse_full
+from kreassign.javacompat.jackson_writer import node_to_string
+from kreassign.javacompat.text import decode_utf8_like_java, java_code_units
 
 PARSE = "com.fasterxml.jackson.core.JsonParseException"
 EOF = "com.fasterxml.jackson.core.io.JsonEOFException"
@@ -1173,7 +1177,7 @@ def test_read_tree_matches_jackson(text: str, expected: str | tuple[str, str]) -
 @pytest.mark.parametrize(("text", "expected"), READ_CASES)
 def test_token_by_token_reader_agrees(text: str, expected: str | tuple[str, str]) -> None:
     """The exact emulation alone (no Python scanner shortcut) gives the same answers."""
-    reader = jsoncompat._JacksonTreeReader(jsoncompat.java_code_units(text))
+    reader = jackson_reader._JacksonTreeReader(java_code_units(text))
     reader.python_may_read_children = False
     if isinstance(expected, str):
         assert node_to_string(reader.read_document()) == expected
@@ -1198,9 +1202,9 @@ NUMBER_NODE_CLASSES = [
 
 
 def _node_class(value: object) -> str:
-    if jsoncompat.is_int_node(value):
+    if is_int_node(value):
         return "IntNode"
-    if jsoncompat.is_long_node(value):
+    if is_long_node(value):
         return "LongNode"
     return "BigIntegerNode" if type(value) is int else "DoubleNode"
 
@@ -1211,19 +1215,19 @@ def test_number_node_classes() -> None:
 
 
 def test_missing_node() -> None:
-    assert read_tree(" \n") is jsoncompat.MISSING
-    assert node_to_string(jsoncompat.MISSING) == ""
+    assert read_tree(" \n") is MISSING
+    assert node_to_string(MISSING) == ""
 
 
 def test_empty_input_is_kafkas_own_error() -> None:
     with pytest.raises(JacksonError) as raised:
-        jsoncompat.try_parse_full("")
+        try_parse_full("")
     assert raised.value.message == "The input string shouldn't be empty\n at [Source: UNKNOWN; byte offset: #UNKNOWN]"
 
 
 @pytest.mark.parametrize(("value", "expected"), DOUBLE_CASES)
 def test_java_17_double_to_string(value: float, expected: str) -> None:
-    assert jsoncompat.java_double_to_string(value) == expected
+    assert java_double_to_string(value) == expected
 
 
 def test_non_finite_doubles_are_quoted_like_jackson() -> None:
@@ -1232,7 +1236,7 @@ def test_non_finite_doubles_are_quoted_like_jackson() -> None:
 
 @pytest.mark.parametrize(("data", "expected"), UTF8_CASES)
 def test_decode_utf8_like_java(data: bytes, expected: str) -> None:
-    assert jsoncompat.decode_utf8_like_java(data) == expected
+    assert decode_utf8_like_java(data) == expected
 
 
 # ------------------------------------------------------------------------------------------ properties
@@ -1251,7 +1255,7 @@ def test_reader_only_raises_its_own_errors_on_text(text: str) -> None:
 @given(st.binary(max_size=60))
 def test_reader_only_raises_its_own_errors_on_bytes(data: bytes) -> None:
     with contextlib.suppress(KreassignError):
-        read_tree(jsoncompat.decode_utf8_like_java(data))
+        read_tree(decode_utf8_like_java(data))
 
 
 JSON_VALUES = st.recursive(
@@ -1276,7 +1280,7 @@ def test_written_json_reads_back_to_the_same_text(value: object) -> None:
 @given(JSON_VALUES, st.sampled_from(["", " ", "\r\n", "x", "]"]))
 def test_python_scanner_shortcut_matches_the_exact_reader(value: object, suffix: str) -> None:
     text = "[" + node_to_string(value) + "]" + suffix  # type: ignore[arg-type]
-    reader = jsoncompat._JacksonTreeReader(jsoncompat.java_code_units(text))
+    reader = jackson_reader._JacksonTreeReader(java_code_units(text))
     reader.python_may_read_children = False
     assert node_to_string(read_tree(text)) == node_to_string(reader.read_document())
 
@@ -1284,4 +1288,4 @@ def test_python_scanner_shortcut_matches_the_exact_reader(value: object, suffix:
 @settings(max_examples=200, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_double_text_reads_back_to_the_same_double(value: float) -> None:
-    assert float(jsoncompat.java_double_to_string(value)) == value
+    assert float(java_double_to_string(value)) == value
