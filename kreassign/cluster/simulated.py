@@ -174,9 +174,6 @@ class SimulatedCluster:
             result[topic] = [PartitionInfo(tp.partition, tuple(p.replicas), tuple(p.isr), p.leader) for tp, p in parts]
         return result
 
-    def list_topic_names(self) -> list[str]:
-        return sorted(self._topics)
-
     def list_reassignments(
         self, partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:
@@ -299,9 +296,11 @@ class SimulatedCluster:
         self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartitionReplica, int]:
         self._fail_if_asked("replica_sizes")
-        return self._replica_bytes(broker_ids)
+        return self._replica_bytes(broker_ids, partitions)
 
-    def _replica_bytes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def _replica_bytes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         wanted = set(broker_ids) - self.offline
         result = {}
         chosen = (
