@@ -93,7 +93,7 @@ class Measured(SimulatedCluster):
 
     def alter_reassignments(self, targets, allow_replication_factor_change=True):
         for tp, target in targets.items():
-            if target is not None and tp not in self.leader_at_start:
+            if target is not None:  # each step is served by the leader the partition has when it starts
                 self.leader_at_start[tp] = self.partitions[tp].leader
         return super().alter_reassignments(targets, allow_replication_factor_change)
 
