@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kreassign.model import PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.steps import busiest_broker
 
 if TYPE_CHECKING:
     from kreassign.planning.progress import ProgressReport, ReplicaProgress
@@ -183,15 +184,31 @@ def verify_document(result: Any, outcome: str, preserve_throttles: bool) -> dict
     )
 
 
+def limits_document(limits: Limits) -> dict[str, int | None]:
+    """The batched executor's limits (P, R, L and the per-broker N), as the journal and the documents hold them."""
+    return {
+        "partitions": limits.partitions,
+        "replicas": limits.replicas,
+        "leaders": limits.leaders,
+        "brokers": limits.brokers,
+    }
+
+
+def _busiest(steps: Sequence[Any]) -> dict[str, int] | None:
+    busiest = busiest_broker(steps)
+    return None if busiest is None else {"broker": busiest[0], "steps": busiest[1]}
+
+
 def batched_plan_document(rounds: Sequence[Round], limits: Limits, rollback_json: str) -> dict[str, object]:
-    """--execute --dry-run of a batched plan: its rounds of steps."""
+    """--execute --dry-run of a batched plan: its rounds of steps, and the busiest broker of each."""
     return document(
         "batched-plan",
         rollback=json.loads(rollback_json),
-        limits={"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
+        limits=limits_document(limits),
         rounds=[
             {
                 "round": r.number,
+                "busiest_broker": _busiest(r.steps),
                 "steps": [
                     {
                         **partition_ref(s.partition),
@@ -221,8 +238,10 @@ def batched_outcome_document(
     throttled: bool,
     rollback_json: str,
     warnings: Sequence[str],
+    limit_changes: Sequence[Mapping[str, object]] = (),
 ) -> dict[str, object]:
-    """The final result of a batched --execute (``outcome``: a ``kreassign.execution.executor.Outcome``)."""
+    """The final result of a batched --execute (``outcome``: a ``kreassign.execution.executor.Outcome``;
+    ``limit_changes``: the per-broker limit's changes under --adaptive)."""
     return document(
         "batched-outcome",
         status=outcome.status,
@@ -239,6 +258,7 @@ def batched_outcome_document(
         rollback_file=rollback_path,
         rollback=json.loads(rollback_json),
         warnings=list(warnings),
+        limit_changes=[dict(change) for change in limit_changes],
     )
 
 

@@ -606,15 +606,18 @@ class SnapshotCluster:
             result[resource] = values
         return result
 
-    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def replica_sizes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         """Each replica on these brokers with the partition's ``size_bytes`` (replicas of partitions
         without a size are left out, as a live cluster leaves out what it cannot read)."""
         wanted = set(broker_ids)
+        only = None if partitions is None else set(partitions)
         return {
             TopicPartitionReplica(topic.name, p, broker): size
             for topic in self.columns.topics.values()
             for p, replicas, size in zip(topic.partitions, topic.replicas, topic.sizes, strict=False)
-            if size is not None
+            if size is not None and (only is None or TopicPartition(topic.name, p) in only)
             for broker in replicas
             if broker in wanted
         }

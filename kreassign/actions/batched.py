@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from kreassign.actions.common import Output, discard
 from kreassign.actions.execute import check_plan_against_cluster, existing_reassignment_error, print_rollback
 from kreassign.cluster.port import ClusterPort
-from kreassign.documents import batched_handover_document, batched_outcome_document, batched_plan_document, dump
+from kreassign.documents import (
+    batched_handover_document,
+    batched_outcome_document,
+    batched_plan_document,
+    dump,
+    limits_document,
+)
 from kreassign.errors import CommandError, TerseError
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
 from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
@@ -18,7 +24,7 @@ from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Limits, Round, plan_rounds
+from kreassign.planning.steps import Limits, Round, busiest_broker, count_steps, plan_rounds
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,8 @@ class BatchedOptions:
     additional: bool = False
     allow_replication_factor_change: bool = True
     journal_path: str | None = None
+    order: str = "plan"  # plan, small-first, large-first
+    adaptive: bool = False
     poll_interval: float = 1.0
     stall_timeout: float = 300.0
     dry_run: bool = False
@@ -60,6 +68,8 @@ def execute_batched(
             "A batched reassignment moves replicas between brokers only; run the log-dir moves "
             '(log_dirs other than "any") with a plain --execute once the batched run is done'
         )
+    if options.adaptive and options.limits.brokers is None:
+        raise CommandError("--adaptive adapts the per-broker limit: give it with --max-broker-movements N")
     targets = plan.targets()
     journal = journal_for(plan, options.journal_path)
 
@@ -83,7 +93,8 @@ def execute_batched(
         print_rollback(port, current, live, text)
 
     if options.dry_run:
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
+        rank = dry_run_rank(port, targets, options.order)
+        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits, rank)
         out(render_rounds(rounds, options.limits, options.output, rollback))
         return None
 
@@ -107,11 +118,8 @@ def execute_batched(
         journal.write_rollback(rollback + "\n")
         text(f"Journal: {journal.path}\n")
         text(f"Rollback: {journal.rollback_path}\n")
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
-        text(
-            f"Moving {len(targets)} partition(s) in {sum(len(r.steps) for r in rounds)} step(s), "
-            f"{options.limits.describe()}.\n"
-        )
+        steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
+        text(f"Moving {len(targets)} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
         on_start()
         executor = BatchedExecutor(
             port,
@@ -120,6 +128,8 @@ def execute_batched(
             options.limits,
             reporter,
             allow_replication_factor_change=options.allow_replication_factor_change,
+            order=options.order,
+            adaptive=options.adaptive,
             poll_interval=options.poll_interval,
             stall_timeout=options.stall_timeout,
             clock=clock,
@@ -131,7 +141,8 @@ def execute_batched(
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
         paths = str(journal.path), str(journal.rollback_path)
-        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems)))
+        changes = executor.state.limit_changes
+        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems, changes)))
         return outcome
     out(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:
@@ -184,11 +195,7 @@ def _new_state(
         status=RunStatus.RUNNING,
         original=dict(original),
         target=dict(targets),
-        limits={
-            "partitions": options.limits.partitions,
-            "replicas": options.limits.replicas,
-            "leaders": options.limits.leaders,
-        },
+        limits=limits_document(options.limits),
         throttle=options.throttle,
         log_dir_throttle=options.log_dir_throttle,
         recorded_throttles=record_throttles(port, topics, brokers),
@@ -228,6 +235,21 @@ def _journal_pid(journal: Journal) -> int | str:
         return "unknown"
 
 
+def dry_run_rank(port: ClusterPort, targets, order: str) -> dict[TopicPartition, int] | None:
+    """The partitions' order for --dry-run: the plan's, or by the size of their largest replica."""
+    if order == "plan":
+        return None
+    sizes: dict[TopicPartition, int] = {}
+    try:
+        for replica, size in port.replica_sizes(sorted({b for r in targets.values() for b in r})).items():
+            tp = TopicPartition(replica.topic, replica.partition)
+            sizes[tp] = max(sizes.get(tp, 0), size)
+    except Exception:  # no sizes (a snapshot without them, brokers that cannot say): the plan's order
+        return None
+    sign = 1 if order == "small-first" else -1
+    return {tp: i for i, tp in enumerate(sorted(targets, key=lambda tp: sign * sizes.get(tp, 0)))}
+
+
 def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
     if output == "json":
         return dump(batched_plan_document(rounds, limits, rollback))
@@ -237,7 +259,11 @@ def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: st
         "A round starts when the previous one is done; the executor itself starts a step as soon as a slot frees up.",
     ]
     for r in rounds:
-        lines.append(f"Round {r.number}:")
+        busiest = busiest_broker(r.steps) if limits.brokers is not None else None
+        if busiest is None:
+            lines.append(f"Round {r.number}:")
+        else:
+            lines.append(f"Round {r.number} (busiest broker {busiest[0]}: {busiest[1]} of {limits.brokers} steps):")
         lines.extend(f"  {s.describe()}" for s in r.steps)
     return "\n".join(lines) + "\n"
 

@@ -221,6 +221,34 @@ _SPECS = (
         panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
+        "max-broker-movements",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: batched --execute; at most this many steps in flight per broker (a step counts "
+        "against each broker receiving a new replica and against the partition's current leader).",
+        metavar="N",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "order",
+        Arity.REQUIRED,
+        default="plan",
+        help="kreassign: batched --execute; which waiting steps start first, after leader movements: "
+        "'plan' (the plan's order, default), 'small-first' or 'large-first' (by partition size).",
+        metavar="plan|small-first|large-first",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "adaptive",
+        Arity.FLAG,
+        help="kreassign: batched --execute; adapt the per-broker limit within [1, --max-broker-movements] "
+        "to the cluster's health (AIMD: halve on min-ISR, new URPs, offline brokers or stalled copies).",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
         "dry-run",
         Arity.FLAG,
         help="kreassign: with --execute, print the step plan of the batched reassignment and change nothing.",
@@ -404,6 +432,9 @@ _BATCHED = (
     "max-partition-movements",
     "max-replica-movements",
     "max-leader-movements",
+    "max-broker-movements",
+    "order",
+    "adaptive",
     "dry-run",
     "poll-interval-ms",
     "stall-timeout-ms",
@@ -428,7 +459,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
     "progress": ("fail-if-incomplete", "output"),
 }
 
-BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements")
+BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
 """Any of these turns --execute into the batched executor."""
 
 
@@ -455,6 +486,9 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "max-partition-movements",
     "max-replica-movements",
     "max-leader-movements",
+    "max-broker-movements",
+    "order",
+    "adaptive",
     "dry-run",
     "output",
     "journal-file",

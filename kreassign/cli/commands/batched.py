@@ -33,7 +33,12 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         partitions=_positive(inv, "max-partition-movements"),
         replicas=_positive(inv, "max-replica-movements"),
         leaders=_positive(inv, "max-leader-movements"),
+        brokers=_positive(inv, "max-broker-movements"),
     )
+    from kreassign.actions.balanced import check_choice
+    from kreassign.execution.executor import ORDERS
+
+    order = check_choice("order", str(args.value("order") or "plan"), ORDERS)
     poll_ms = _positive(inv, "poll-interval-ms")
     options = BatchedOptions(
         limits=limits,
@@ -42,6 +47,8 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         additional=args.has("additional"),
         allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
         journal_path=args.value("journal-file"),
+        order=order,
+        adaptive=args.has("adaptive"),
         poll_interval=(poll_ms or 1000) / 1000.0,
         stall_timeout=(_positive(inv, "stall-timeout-ms") or 300000) / 1000.0,
         dry_run=args.has("dry-run"),

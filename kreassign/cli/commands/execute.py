@@ -20,7 +20,7 @@ def run(inv: Invocation) -> int:
     timeout_ms = args.long_value("timeout")
     plan = formats.parse_reassignment_json(plan_text)
     formats.validate_execute_plan(plan)
-    if any(args.has(name) for name in BATCHED_OPTIONS) or args.has("dry-run"):
+    if any(args.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive")):
         from kreassign.cli.commands.batched import run_batched
 
         return run_batched(inv, plan, throttle, log_dir_throttle)
