@@ -12,6 +12,12 @@ time, peak memory (resident set of the whole process tree: Python, and Spark's J
 replicas moved (read back from the printed Current / Proposed JSON), and the ratio to the replicas the
 Apache-compatible placement (``--strategy apache --seed 1``) moves on the same input. It also checks that
 the Spark plan is byte-identical to the local one.
+
+The "stdlib floor" row is what the standard library alone needs for the same input and output: read the
+snapshot lines with ``json.loads`` and write both documents (current and proposed, same partitions and
+replicas) with ``json.dumps``, in one process. Each engine's wall time is also given as a ratio to it, and
+the CPU time (user + system, of the process tree) beside the wall time, which on a shared machine says
+more than the wall time.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -61,6 +68,33 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
+def stdlib_floor(snapshot: str) -> None:
+    """Read the snapshot with json.loads, write the two documents with json.dumps (to stdout)."""
+    current, proposed = [], []
+    with open(snapshot, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if record["type"] == "partition":
+                topic, partition, replicas = record["topic"], record["partition"], record["replicas"]
+                current.append(
+                    {"topic": topic, "partition": partition, "replicas": replicas, "log_dirs": record["log_dirs"]}
+                )
+                proposed.append(
+                    {"topic": topic, "partition": partition, "replicas": replicas, "log_dirs": ["any"] * len(replicas)}
+                )
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    sys.stdout.write("Current partition replica assignment\n" + dumps({"version": 1, "partitions": current}))
+    sys.stdout.write(
+        "\n\nProposed partition reassignment configuration\n" + dumps({"version": 1, "partitions": proposed})
+    )
+    sys.stdout.write("\n")
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed_run(argv: list[str], stdout_path: Path) -> tuple[float, int, int, str]:
     """Wall seconds, peak tree RSS in MB, exit code, stderr."""
     peak = 0
@@ -96,7 +130,11 @@ def main() -> None:
     parser.add_argument("--work", default=str(ROOT / ".cache" / "bench"), help="where snapshots and plans go")
     parser.add_argument("--spark-master", default=None)
     parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE, passed to --engine spark")
+    parser.add_argument("--stdlib-floor", metavar="SNAPSHOT", help=argparse.SUPPRESS)  # the floor's own process
     args = parser.parse_args()
+    if args.stdlib_floor:
+        stdlib_floor(args.stdlib_floor)
+        return
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     engines = args.engines.split(",")
@@ -119,6 +157,13 @@ def main() -> None:
             ",".join(str(b) for b in range(1, args.brokers + 1)),
         ]
         results = {}
+        floor_out = work / f"plan-floor-{size}.txt"
+        cpu = children_cpu()
+        floor = timed_run([sys.executable, __file__, "--stdlib-floor", str(snapshot)], floor_out)
+        floor_cpu = children_cpu() - cpu
+        print(f"{size:>9}  floor: {floor[0]:8.1f} s {floor[1]:7d} MB (cpu {floor_cpu:.1f} s)", file=sys.stderr)
+        rows.append((size, "stdlib floor", floor[0], floor[1], "-", "-", "", "1.00", floor_cpu))
+        floor_out.unlink()
         for engine in engines:
             if engine == "apache":
                 argv = [*common, "--seed", "1"]
@@ -131,24 +176,28 @@ def main() -> None:
                     argv += ["--spark-master", master] if master else []
                     argv += [f"--spark-conf={conf}" for conf in args.spark_conf]
             out = Path(tempfile.mkstemp(prefix=f"plan-{engine}-{size}-", suffix=".txt", dir=work)[1])
+            cpu = children_cpu()
             wall, peak, code, err = timed_run(argv, out)
+            cpu = children_cpu() - cpu
             if code != 0:
                 print(f"{engine} at {size} failed ({code}): {out.read_text()[-300:]} {err[-500:]}", file=sys.stderr)
                 continue
-            results[engine] = (wall, peak, replicas_moved(out), out)
+            results[engine] = (wall, peak, replicas_moved(out), out, cpu)
             print(f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB moved {results[engine][2]}", file=sys.stderr)
-        for engine, (wall, peak, moved, out) in results.items():
+        for engine, (wall, peak, moved, out, cpu) in results.items():
             ratio = f"{moved / results['apache'][2]:.3f}" if "apache" in results and results["apache"][2] else "-"
             same = ""
             if engine.startswith("spark") and "local" in results:
                 same = "yes" if results["local"][3].read_bytes() == out.read_bytes() else "NO"
-            rows.append((size, engine, wall, peak, moved, ratio, same))
+            to_floor = f"{wall / floor[0]:.2f}"
+            rows.append((size, engine, wall, peak, f"{moved:,}", ratio, same, to_floor, cpu))
     print(
-        "| partitions | engine | wall time (s) | peak memory (MB) | replicas moved | ratio to apache | same plan as local |"
+        "| partitions | engine | wall time (s) | peak memory (MB) | replicas moved | ratio to apache | same plan as local"
+        " | wall / stdlib floor | CPU time (s) |"
     )
-    print("| ---: | --- | ---: | ---: | ---: | ---: | --- |")
-    for size, engine, wall, peak, moved, ratio, same in rows:
-        print(f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {moved:,} | {ratio} | {same} |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
+    for size, engine, wall, peak, moved, ratio, same, to_floor, cpu in rows:
+        print(f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {moved} | {ratio} | {same} | {to_floor} | {cpu:.1f} |")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kreassign.model import PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.steps import busiest_broker
+
+if TYPE_CHECKING:
+    from kreassign.planning.progress import ProgressReport, ReplicaProgress
+    from kreassign.planning.steps import Limits, Round
 
 JSON_VERSION = 1
 
@@ -87,3 +93,183 @@ def cancel_document(
 
 def error_document(message: str, hints: Sequence[str]) -> dict[str, object]:
     return document("error", message=message, hints=list(hints))
+
+
+def _replica_progress(row: ReplicaProgress) -> dict[str, Any]:
+    return {
+        "broker": row.broker,
+        "status": row.status,
+        "status_text": row.text,
+        "log_end_offset": row.log_end_offset,
+        "messages_behind": row.messages_behind,
+        "bytes_behind": row.bytes_behind,
+        "rate_bytes_per_s": None if row.rate_bytes_per_s is None else round(row.rate_bytes_per_s, 1),
+        "eta_s": None if row.eta_s is None else round(row.eta_s, 1),
+    }
+
+
+def progress_document(report: ProgressReport) -> dict[str, Any]:
+    from kreassign.planning.progress import PartitionStatus, ReplicaStatus, UnderReplication
+
+    partitions = report.partitions
+    replicas = [row for p in partitions for row in p.replicas]
+    moving_or_done = (PartitionStatus.COMPLETE, PartitionStatus.MOVING)
+    return document(
+        "progress",
+        outcome=report.outcome,
+        interval_s=None if report.interval_s is None else round(report.interval_s, 3),
+        summary={
+            "partitions": len(partitions),
+            "complete": sum(p.state == PartitionStatus.COMPLETE for p in partitions),
+            "moving": sum(p.state == PartitionStatus.MOVING for p in partitions),
+            "not_at_target": sum(p.state not in moving_or_done for p in partitions),
+            "replicas_in_sync": sum(r.status == ReplicaStatus.IN_SYNC for r in replicas),
+            "replicas_behind": sum(r.status == ReplicaStatus.BEHIND for r in replicas),
+            "under_replicated_by_reassignment": sum(p.urp == UnderReplication.REASSIGNING for p in partitions),
+            "under_replicated": sum(p.urp == UnderReplication.UNDER_REPLICATED for p in partitions),
+        },
+        partitions=[
+            {
+                "topic": p.topic,
+                "partition": p.partition,
+                "state": p.state,
+                "target_replicas": list(p.target),
+                "current_replicas": None if p.current is None else list(p.current),
+                "isr": None if p.isr is None else list(p.isr),
+                "leader": p.leader,
+                "adding_replicas": list(p.adding),
+                "removing_replicas": list(p.removing),
+                "urp": p.urp,
+                "replicas": [_replica_progress(row) for row in p.replicas],
+            }
+            for p in partitions
+        ],
+    )
+
+
+def verify_document(result: Any, outcome: str, preserve_throttles: bool) -> dict[str, Any]:
+    """``result`` is a ``kreassign.actions.verify.VerifyResult``."""
+    partitions = [
+        {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "state": state.status,
+            "current_replicas": list(state.current),
+            "target_replicas": list(state.target),
+        }
+        for tp, state in sorted(result.partitions.items())
+    ]
+    log_dirs = [
+        {
+            "topic": replica.topic,
+            "partition": replica.partition,
+            "broker": replica.broker_id,
+            "state": move.kind,
+            "target_log_dir": move.target,
+            "current_log_dir": move.current,
+            "future_log_dir": move.future,
+        }
+        for replica, move in sorted(result.moves.items(), key=lambda item: item[0].sort_key())
+    ]
+    return document(
+        "verify",
+        outcome=outcome,
+        partitions=partitions,
+        log_dirs=log_dirs,
+        throttles={
+            "cleared": result.throttles_cleared,
+            "preserved": preserve_throttles,
+            "reassignments_running_in_cluster": result.partitions_ongoing,
+        },
+    )
+
+
+def limits_document(limits: Limits) -> dict[str, int | None]:
+    """The batched executor's limits (P, R, L and the per-broker N), as the journal and the documents hold them."""
+    return {
+        "partitions": limits.partitions,
+        "replicas": limits.replicas,
+        "leaders": limits.leaders,
+        "brokers": limits.brokers,
+    }
+
+
+def _busiest(steps: Sequence[Any]) -> dict[str, int] | None:
+    busiest = busiest_broker(steps)
+    return None if busiest is None else {"broker": busiest[0], "steps": busiest[1]}
+
+
+def batched_plan_document(rounds: Sequence[Round], limits: Limits, rollback_json: str) -> dict[str, object]:
+    """--execute --dry-run of a batched plan: its rounds of steps, and the busiest broker of each."""
+    return document(
+        "batched-plan",
+        rollback=json.loads(rollback_json),
+        limits=limits_document(limits),
+        rounds=[
+            {
+                "round": r.number,
+                "busiest_broker": _busiest(r.steps),
+                "steps": [
+                    {
+                        **partition_ref(s.partition),
+                        "source": list(s.source),
+                        "target": list(s.target),
+                        "adding": list(s.adding),
+                        "removing": list(s.removing),
+                        "moves_leader": s.moves_leader,
+                    }
+                    for s in r.steps
+                ],
+            }
+            for r in rounds
+        ],
+    )
+
+
+def batched_handover_document(pid: int | None, changes: Mapping[str, int]) -> dict[str, object]:
+    """A batched --execute handed to the process that already runs the plan (--additional)."""
+    return document("batched-handover", pid=pid, changes=dict(changes))
+
+
+def batched_outcome_document(
+    outcome: Any,
+    journal_path: str,
+    rollback_path: str,
+    throttled: bool,
+    rollback_json: str,
+    warnings: Sequence[str],
+    limit_changes: Sequence[Mapping[str, object]] = (),
+) -> dict[str, object]:
+    """The final result of a batched --execute (``outcome``: a ``kreassign.execution.executor.Outcome``;
+    ``limit_changes``: the per-broker limit's changes under --adaptive)."""
+    return document(
+        "batched-outcome",
+        status=outcome.status,
+        message=outcome.message,
+        partitions=outcome.partitions,
+        partitions_done=outcome.partitions_done,
+        steps_done=outcome.steps_done,
+        bytes_moved=outcome.bytes_moved,
+        elapsed_s=round(outcome.elapsed, 3),
+        throttles_restored=throttled,
+        reverted=partition_refs(outcome.reverted),
+        failures=[{**partition_ref(tp), "reason": reason} for tp, reason in sorted(outcome.failures.items())],
+        journal=journal_path,
+        rollback_file=rollback_path,
+        rollback=json.loads(rollback_json),
+        warnings=list(warnings),
+        limit_changes=[dict(change) for change in limit_changes],
+    )
+
+
+def batched_cancel_document(result: Any) -> dict[str, object]:
+    """What --cancel of a batched plan did (``result``: a ``kreassign.actions.batched.BatchedCancelResult``)."""
+    return document(
+        "batched-cancel",
+        stopped_pid=result.stopped_pid,
+        message=result.message,
+        reverted=partition_refs(result.reverted),
+        steps_done=result.steps_done,
+        journal=result.journal,
+        rollback_file=result.rollback_file,
+    )

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 
 class KreassignError(Exception):
-    """Base class. ``exit_code`` is what the process exits with."""
-
-    exit_code = 1
+    """Base class. The command exits with status 1 after any of them (``kreassign.cli.exit_codes``)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

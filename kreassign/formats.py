@@ -20,6 +20,7 @@ from operator import attrgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError, InvalidJsonError
+from kreassign.gcpause import gc_paused
 from kreassign.javacompat.arithmetic import INT_MAX, INT_MIN
 from kreassign.javacompat.hashes import (
     java_int_compare,
@@ -30,7 +31,7 @@ from kreassign.javacompat.hashes import (
 )
 from kreassign.javacompat.hashmap import hash_set_order
 from kreassign.javacompat.jackson_nodes import JsonValue
-from kreassign.javacompat.jackson_reader import JacksonError, gc_paused, try_parse_full
+from kreassign.javacompat.jackson_reader import JacksonError, try_parse_full
 from kreassign.javacompat.jackson_writer import node_to_string, quote_json_string
 from kreassign.javacompat.text import (
     decode_utf8_like_java,
@@ -236,37 +237,67 @@ def validate_execute_plan(
     return targets
 
 
+TopicAssignmentColumns = tuple[str, Sequence[int], Sequence[Sequence[int]], "Sequence[Sequence[str | None]] | None"]
+"""One topic for :func:`format_topics_json`: its name, its partition numbers in ascending order, each
+partition's replicas, and each partition's log dir per replica (None, or None for a replica: ``"any"``)."""
+
+
 def format_reassignment_json(
     assignments: Mapping[TopicPartition, Sequence[int]],
     log_dirs: Mapping[TopicPartitionReplica, str],
 ) -> str:
     """``formatAsReassignmentJson``: Jackson's compact JSON, partitions sorted by topic then number."""
-    quoted: dict[str, str] = {}
-
-    def quote(text: str) -> str:
-        result = quoted.get(text)
-        if result is None:
-            result = quoted[text] = quote_json_string(text)
-        return result
-
-    any_dirs = {1: '"any"'}
-    entries = []
-    for tp in sorted(assignments, key=_topic_partition_sort_key(assignments)):
-        replicas = assignments[tp]
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in assignments:
+        by_topic.setdefault(tp.topic, []).append(tp)
+    topics: list[TopicAssignmentColumns] = []
+    for topic, tps in by_topic.items():
+        tps.sort(key=attrgetter("partition"))
+        replicas = [assignments[tp] for tp in tps]
+        dirs = None
         if log_dirs:
-            dirs = ",".join(
-                quote(log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, broker), ANY_LOG_DIR))
-                for broker in replicas
-            )
+            dirs = [
+                tuple(log_dirs.get(TopicPartitionReplica(topic, tp.partition, broker)) for broker in on)
+                for tp, on in zip(tps, replicas, strict=True)
+            ]
+        topics.append((topic, [tp.partition for tp in tps], replicas, dirs))
+    return format_topics_json(topics)
+
+
+def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
+    """``formatAsReassignmentJson`` from columns: the same bytes, topics sorted like ``compareTopicPartitions``
+    (``String.compareTo``: UTF-16 code units, which differs from Python's code point order only between
+    characters above U+FFFF and those in U+E000..U+FFFF). One string per partition, built by one f-string."""
+    by_name = {name: (name, partitions, replicas, dirs) for name, partitions, replicas, dirs in topics}
+    names = sorted(by_name)
+    if not all(name.isascii() or not has_supplementary_characters(name) for name in names):
+        names.sort(key=utf16_units)
+    quoted: dict[str | None, str] = {None: '"' + ANY_LOG_DIR + '"'}
+    dirs_text: dict[tuple[str | None, ...], str] = {}
+    any_dirs: dict[int, str] = {}
+    texts: list[str] = []
+    for name in names:
+        _, partitions, replicas, dirs = by_name[name]
+        head = '{"topic":' + quote_json_string(name) + ',"partition":'
+        if dirs is None:
+            for length in set(map(len, replicas)) - any_dirs.keys():
+                any_dirs[length] = ",".join(['"' + ANY_LOG_DIR + '"'] * length)
+            entries = [
+                f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{any_dirs[len(on)]}]}}'
+                for p, on in zip(partitions, replicas, strict=True)
+            ]
         else:
-            dirs = any_dirs.get(len(replicas)) or any_dirs.setdefault(
-                len(replicas), ",".join(['"any"'] * len(replicas))
-            )
-        entries.append(
-            '{"topic":' + quote(tp.topic) + ',"partition":' + str(tp.partition)
-            + ',"replicas":[' + ",".join(map(str, replicas)) + '],"log_dirs":[' + dirs + "]}"
-        )  # fmt: skip
-    return '{"version":1,"partitions":[' + ",".join(entries) + "]}"
+            for one in set(map(tuple, dirs)) - dirs_text.keys():
+                for log_dir in set(one) - quoted.keys():
+                    quoted[log_dir] = quote_json_string(log_dir)  # type: ignore[arg-type]
+                dirs_text[one] = ",".join([quoted[log_dir] for log_dir in one])
+            entries = [
+                f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{dirs_text[tuple(where)]}]}}'
+                for p, on, where in zip(partitions, replicas, dirs, strict=True)
+            ]
+        if entries:
+            texts.append(",".join(entries))  # a topic at a time: the entries of one topic live at once
+    return '{"version":1,"partitions":[' + ",".join(texts) + "]}"
 
 
 def _topic_partition_sort_key(topic_partitions: Iterable[TopicPartition]) -> Callable[[TopicPartition], tuple]:

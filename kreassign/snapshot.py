@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, compress, islice, pairwise, repeat
+from operator import itemgetter, methodcaller, ne
 from typing import IO, Any
 
 from kreassign.cluster.port import (
@@ -130,33 +133,81 @@ def save_snapshot(snapshot: ClusterSnapshot, path: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------- reading
-def iter_snapshot_records(lines: Iterable[str], source: str = "<snapshot>") -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; checks the header and the version."""
+# Lines are parsed a chunk at a time: one json.loads of "[line,line,...]" costs half of one call per line.
+# A chunk is taken whole only when it gives one object per line and no line can hold two objects ("}" ","
+# "{" outside a string, with nothing but blanks between, is the only way a line splits in two; a line that
+# runs into the next one must be balanced by such a split for the count to hold). Otherwise its lines are
+# parsed one by one, which also gives each error its line number and message, in file order.
+_CHUNK_LINES = 8192
+_SPLIT = re.compile(r"\}[ \t\r]*,[ \t\r]*\{")  # never across lines: the chunk joins them with ",\n"
+_TYPE = methodcaller("get", "type")
+
+
+def _parse_chunk(lines: list[str]) -> list[dict[str, Any]] | None:
+    """The objects of these lines from one parse (each with a string type), or None when the lines must
+    be parsed one by one."""
+    text = ",\n".join(lines)
+    if _SPLIT.search(text) is not None:
+        return None
+    try:
+        records = json.loads("[" + text + "]")
+    except ValueError:
+        return None
+    if len(records) != len(lines) or not set(map(type, records)) <= {dict}:
+        return None
+    if not set(map(type, map(_TYPE, records))) <= {str}:
+        return None
+    return records
+
+
+def iter_snapshot_record_chunks(
+    lines: Iterable[str], source: str = "<snapshot>"
+) -> Iterator[tuple[Sequence[int], list[dict[str, Any]]]]:
+    """(line numbers, objects) of the non-blank lines, a chunk at a time; checks the header and the version.
+    A chunk that cannot be parsed at once comes line by line, so errors come in file order."""
     header_seen = False
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise SnapshotFormatError(f"Invalid cluster snapshot {source} line {number}: {exc}") from None
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+
+    def checked(number: int, record: Any) -> bool:
+        """Whether the record is data (False for the header)."""
+        nonlocal header_seen
+        if type(record) is not dict or not isinstance(record.get("type"), str):
             raise SnapshotFormatError(
                 f"Invalid cluster snapshot {source} line {number}: expected an object with a type"
             )
-        if not header_seen:
-            if record["type"] != "snapshot":
-                raise SnapshotFormatError(
-                    f"Invalid cluster snapshot {source}: the first line must be the snapshot header"
-                )
-            if record.get("version") != SNAPSHOT_VERSION:
-                raise SnapshotFormatError(
-                    f"Unsupported cluster snapshot version {record.get('version')!r} in {source} "
-                    f"(this kreassign reads version {SNAPSHOT_VERSION})"
-                )
-            header_seen = True
-            continue
-        yield number, record
+        if header_seen:
+            return True
+        if record["type"] != "snapshot":
+            raise SnapshotFormatError(f"Invalid cluster snapshot {source}: the first line must be the snapshot header")
+        if record.get("version") != SNAPSHOT_VERSION:
+            raise SnapshotFormatError(
+                f"Unsupported cluster snapshot version {record.get('version')!r} in {source} "
+                f"(this kreassign reads version {SNAPSHOT_VERSION})"
+            )
+        header_seen = True
+        return False
+
+    remaining, base = iter(lines), 1
+    while chunk := list(islice(remaining, _CHUNK_LINES)):
+        numbers: Sequence[int] = range(base, base + len(chunk))
+        records = _parse_chunk(chunk)
+        if records is None:  # blank lines, or a line to parse alone
+            numbers = [n for n, line in zip(numbers, chunk, strict=True) if line.strip()]
+            if numbers and len(numbers) < len(chunk):
+                records = _parse_chunk([chunk[n - base] for n in numbers])
+        if records is not None:
+            if header_seen or checked(numbers[0], records[0]):
+                yield numbers, records
+            elif len(records) > 1:
+                yield numbers[1:], records[1:]
+        else:
+            for number in numbers:
+                try:
+                    record = json.loads(chunk[number - base])
+                except ValueError as exc:
+                    raise SnapshotFormatError(f"Invalid cluster snapshot {source} line {number}: {exc}") from None
+                if checked(number, record):
+                    yield [number], [record]
+        base += len(chunk)
     if not header_seen:
         raise SnapshotFormatError(f"Invalid cluster snapshot {source}: the file is empty")
 
@@ -177,65 +228,214 @@ def _ints(record: Mapping[str, Any], key: str, where: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-def read_snapshot_lines(lines: Iterable[str], source: str = "<snapshot>") -> ClusterSnapshot:
+@dataclass(slots=True)
+class TopicColumns:
+    """One topic of a snapshot as columns, one entry per partition in partition order: what a snapshot
+    of a million partitions is held as (no object per partition or replica).
+
+    ``log_dirs[i]`` is the tuple of log dirs of partition i's replicas (equal tuples are one object);
+    ``isr[i]`` is None when the ISR equals the replicas (the common case)."""
+
+    name: str
+    min_insync_replicas: int | None = None
+    partitions: list[int] = field(default_factory=list)
+    replicas: list[tuple[int, ...]] = field(default_factory=list)
+    log_dirs: list[tuple[str | None, ...]] = field(default_factory=list)
+    sizes: list[int | None] = field(default_factory=list)
+    leaders: list[int | None] = field(default_factory=list)
+    isr: list[tuple[int, ...] | None] = field(default_factory=list)
+
+    def append(self, partition: SnapshotPartition, dirs: dict[tuple, tuple]) -> None:
+        replicas, isr = partition.replicas, partition.isr
+        log_dirs = partition.log_dirs or (None,) * len(replicas)
+        self.partitions.append(partition.partition)
+        self.replicas.append(replicas)
+        self.log_dirs.append(dirs.setdefault(log_dirs, log_dirs))
+        self.sizes.append(partition.size_bytes)
+        self.leaders.append(partition.leader)
+        self.isr.append(None if isr == replicas else isr)
+
+    def isr_at(self, index: int) -> tuple[int, ...]:
+        isr = self.isr[index]
+        return self.replicas[index] if isr is None else isr
+
+    def partition_at(self, index: int) -> SnapshotPartition:
+        return SnapshotPartition(
+            self.partitions[index],
+            self.replicas[index],
+            self.log_dirs[index],
+            self.sizes[index],
+            self.leaders[index],
+            self.isr_at(index),
+        )
+
+    def sort(self) -> None:
+        """Partition order (stable: a partition listed twice keeps its file order)."""
+        parts = self.partitions
+        if parts == sorted(parts):
+            return
+        order = sorted(range(len(parts)), key=parts.__getitem__)
+        for column in ("partitions", "replicas", "log_dirs", "sizes", "leaders", "isr"):
+            values = getattr(self, column)
+            setattr(self, column, [values[i] for i in order])
+
+    def to_topic(self) -> SnapshotTopic:
+        return SnapshotTopic(
+            self.name, tuple(self.partition_at(i) for i in range(len(self.partitions))), self.min_insync_replicas
+        )
+
+
+@dataclass
+class SnapshotColumns:
+    """A whole snapshot as :class:`TopicColumns`, topics in file order."""
+
+    brokers: tuple[SnapshotBroker, ...]
+    topics: dict[str, TopicColumns]
+
+    @classmethod
+    def of(cls, snapshot: ClusterSnapshot) -> SnapshotColumns:
+        dirs: dict[tuple, tuple] = {}
+        topics = {}
+        for name, topic in snapshot.topics.items():
+            columns = topics[name] = TopicColumns(name, topic.min_insync_replicas)
+            for partition in topic.partitions:
+                columns.append(partition, dirs)
+            columns.sort()
+        return cls(tuple(snapshot.brokers), topics)
+
+    def to_snapshot(self) -> ClusterSnapshot:
+        return ClusterSnapshot(self.brokers, {name: topic.to_topic() for name, topic in self.topics.items()})
+
+
+def _read_record(
+    number: int, record: dict[str, Any], source: str, brokers: list[SnapshotBroker], topics: dict[str, TopicColumns]
+) -> SnapshotPartition | None:
+    """Check one record with the exact rules and messages; keep a broker or topic, return a partition."""
+    where = f"Invalid cluster snapshot {source} line {number}"
+    kind = record["type"]
+    if kind == "broker":
+        rack = record.get("rack")
+        if rack is not None and not isinstance(rack, str):
+            raise SnapshotFormatError(f"{where}: rack must be a string or null")
+        brokers.append(
+            SnapshotBroker(
+                _int(record, "id", where),
+                rack,
+                tuple(record.get("log_dirs") or ()),
+                _int(record, "capacity_bytes", where, optional=True),
+            )
+        )
+    elif kind == "topic":
+        name = record.get("topic")
+        if not isinstance(name, str):
+            raise SnapshotFormatError(f"{where}: topic must be a string")
+        topics[name] = TopicColumns(name, _int(record, "min_insync_replicas", where, optional=True))
+    elif kind == "partition":
+        name = record.get("topic")
+        if not isinstance(name, str) or name not in topics:
+            raise SnapshotFormatError(f"{where}: partition of topic {name!r} before its topic line")
+        replicas = _ints(record, "replicas", where)
+        dirs = tuple(record.get("log_dirs") or (None,) * len(replicas))
+        if len(dirs) != len(replicas):
+            raise SnapshotFormatError(f"{where}: log_dirs must have one entry per replica")
+        return SnapshotPartition(
+            _int(record, "partition", where),
+            replicas,
+            dirs,
+            _int(record, "size_bytes", where, optional=True),
+            _int(record, "leader", where, optional=True),
+            _ints(record, "isr", where),
+        )
+    # other types are ignored: later versions may add records older readers can skip
+    return None
+
+
+def _is_int_or_none(values: Sequence[Any]) -> bool:
+    return set(map(type, values)) <= {int, type(None)}
+
+
+_PARTITION_FIELDS = itemgetter("partition", "replicas", "log_dirs", "size_bytes", "leader", "isr")
+
+
+def _read_partitions_fast(records: list[dict[str, Any]], topic: TopicColumns, dirs: dict[tuple, tuple]) -> bool:
+    """Append partition records of ``topic`` (all of them; or none, and False, when one needs the exact
+    checks of :func:`_read_record`): the same values, checked and stored a column at a time."""
+    try:
+        partitions, replicas, log_dirs, sizes, leaders, isrs = zip(*map(_PARTITION_FIELDS, records), strict=True)
+    except KeyError:
+        return False
+    if not (
+        set(map(type, partitions)) <= {int}
+        and set(map(type, replicas)) <= {list}
+        and set(map(type, isrs)) <= {list}
+        and set(map(type, log_dirs)) <= {list}
+        and set(map(type, chain.from_iterable(replicas))) <= {int}
+        and set(map(type, chain.from_iterable(isrs))) <= {int}
+        and _is_int_or_none(sizes)
+        and _is_int_or_none(leaders)
+        and list(map(len, replicas)) == list(map(len, log_dirs))
+        and all(replicas)
+    ):
+        return False
+    topic.partitions += partitions
+    topic.replicas += map(tuple, replicas)
+    dir_tuples = list(map(tuple, log_dirs))
+    topic.log_dirs += map(dirs.setdefault, dir_tuples, dir_tuples)
+    topic.sizes += sizes
+    topic.leaders += leaders
+    if isrs == replicas:
+        topic.isr += repeat(None, len(isrs))
+    else:
+        topic.isr += [None if isr == on else tuple(isr) for isr, on in zip(isrs, replicas, strict=True)]
+    return True
+
+
+def read_snapshot_columns(lines: Iterable[str], source: str = "<snapshot>") -> SnapshotColumns:
     brokers: list[SnapshotBroker] = []
-    topics: dict[str, tuple[int | None, list[SnapshotPartition]]] = {}
-    for number, record in iter_snapshot_records(lines, source):
-        where = f"Invalid cluster snapshot {source} line {number}"
-        kind = record["type"]
-        if kind == "broker":
-            rack = record.get("rack")
-            if rack is not None and not isinstance(rack, str):
-                raise SnapshotFormatError(f"{where}: rack must be a string or null")
-            brokers.append(
-                SnapshotBroker(
-                    _int(record, "id", where),
-                    rack,
-                    tuple(record.get("log_dirs") or ()),
-                    _int(record, "capacity_bytes", where, optional=True),
-                )
-            )
-        elif kind == "topic":
-            name = record.get("topic")
-            if not isinstance(name, str):
-                raise SnapshotFormatError(f"{where}: topic must be a string")
-            topics[name] = (_int(record, "min_insync_replicas", where, optional=True), [])
-        elif kind == "partition":
-            name = record.get("topic")
-            if name not in topics:
-                raise SnapshotFormatError(f"{where}: partition of topic {name!r} before its topic line")
-            replicas = _ints(record, "replicas", where)
-            dirs = tuple(record.get("log_dirs") or (None,) * len(replicas))
-            if len(dirs) != len(replicas):
-                raise SnapshotFormatError(f"{where}: log_dirs must have one entry per replica")
-            topics[name][1].append(
-                SnapshotPartition(
-                    _int(record, "partition", where),
-                    replicas,
-                    dirs,
-                    _int(record, "size_bytes", where, optional=True),
-                    _int(record, "leader", where, optional=True),
-                    _ints(record, "isr", where),
-                )
-            )
-        # other types are ignored: later versions may add records older readers can skip
-    return ClusterSnapshot(
-        tuple(brokers),
-        {
-            name: SnapshotTopic(name, tuple(sorted(parts, key=lambda p: p.partition)), mir)
-            for name, (mir, parts) in topics.items()
-        },
-    )
+    topics: dict[str, TopicColumns] = {}
+    dirs: dict[tuple, tuple] = {}  # one tuple object per distinct log_dirs
+    for numbers, records in iter_snapshot_record_chunks(lines, source):
+        # runs: consecutive partition lines of one topic; any other line is a run of its own
+        keys = list(zip(map(_TYPE, records), map(methodcaller("get", "topic"), records), strict=True))
+        starts = [0, *compress(range(1, len(keys)), map(ne, keys[1:], keys[:-1])), len(keys)]
+        for start, end in pairwise(starts):
+            kind, name = keys[start]
+            if (
+                kind == "partition"
+                and type(name) is str
+                and name in topics
+                and _read_partitions_fast(records[start:end], topics[name], dirs)
+            ):
+                continue
+            for index in range(start, end):
+                partition = _read_record(numbers[index], records[index], source, brokers, topics)
+                if partition is not None:
+                    topics[records[index]["topic"]].append(partition, dirs)
+    for topic in topics.values():
+        topic.sort()
+    return SnapshotColumns(tuple(brokers), topics)
 
 
-def load_snapshot(path: str) -> ClusterSnapshot:
+def read_snapshot_lines(lines: Iterable[str], source: str = "<snapshot>") -> ClusterSnapshot:
+    return read_snapshot_columns(lines, source).to_snapshot()
+
+
+def _open_snapshot(path: str, read):
     try:
         with open(path, encoding="utf-8") as handle:
-            return read_snapshot_lines(handle, path)
+            return read(handle, path)
     except OSError as exc:
         raise CommandError(f"Unable to read cluster snapshot {path}") from exc
     except UnicodeDecodeError as exc:
         raise SnapshotFormatError(f"Invalid cluster snapshot {path}: not UTF-8 ({exc.reason})") from exc
+
+
+def load_snapshot(path: str) -> ClusterSnapshot:
+    return _open_snapshot(path, read_snapshot_lines)
+
+
+def load_snapshot_columns(path: str) -> SnapshotColumns:
+    return _open_snapshot(path, read_snapshot_columns)
 
 
 # ---------------------------------------------------------------------------------------- from a cluster
@@ -285,16 +485,23 @@ class SnapshotCluster:
 
     No reassignment is in progress; ``describe_configs`` reports ``min.insync.replicas`` for topics that
     set it; log end offsets are not kept (an error). Every mutating call raises ``CommandError``.
+    The snapshot is held as columns (:class:`SnapshotColumns`); :meth:`describe_topic_columns` gives them
+    to ``--generate`` without an object per partition.
     """
 
-    def __init__(self, snapshot: ClusterSnapshot, source: str = "<snapshot>") -> None:
-        self.snapshot = snapshot
+    def __init__(self, snapshot: ClusterSnapshot | SnapshotColumns, source: str = "<snapshot>") -> None:
+        self.columns = snapshot if isinstance(snapshot, SnapshotColumns) else SnapshotColumns.of(snapshot)
         self.source = source
-        self._index: dict[tuple[str, int], SnapshotPartition] | None = None
+        self._index: dict[tuple[str, int], tuple[TopicColumns, int]] | None = None
 
     @classmethod
     def open(cls, path: str) -> SnapshotCluster:
-        return cls(load_snapshot(path), path)
+        return cls(load_snapshot_columns(path), path)
+
+    @property
+    def snapshot(self) -> ClusterSnapshot:
+        """The snapshot as objects (built on each call: one object per partition)."""
+        return self.columns.to_snapshot()
 
     def _read_only(self, call: str) -> CommandError:
         return CommandError(
@@ -306,21 +513,29 @@ class SnapshotCluster:
     def describe_brokers(self) -> list[Broker]:
         from kreassign.planning.placement import describe_cluster_node_order
 
-        return describe_cluster_node_order(Broker(b.id, b.rack) for b in self.snapshot.brokers)
+        return describe_cluster_node_order(Broker(b.id, b.rack) for b in self.columns.brokers)
 
     def list_topic_names(self) -> list[str]:
-        return sorted(self.snapshot.topics)
+        return sorted(self.columns.topics)
+
+    def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
+        """``describe_topics`` as columns (the same error for an unknown topic)."""
+        names = list(dict.fromkeys(topics))
+        known = self.columns.topics
+        for name in names:
+            if name not in known:
+                raise UnknownTopicOrPartitionError(f"{_UNKNOWN_TOPIC}: Topic {name} not found.")
+        return {name: known[name] for name in names}
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
-        names = list(dict.fromkeys(topics))
-        for name in names:
-            if name not in self.snapshot.topics:
-                raise UnknownTopicOrPartitionError(f"{_UNKNOWN_TOPIC}: Topic {name} not found.")
         return {
             name: [
-                PartitionInfo(p.partition, p.replicas, p.isr, p.leader) for p in self.snapshot.topics[name].partitions
+                PartitionInfo(p, replicas, topic.isr_at(i), leader)
+                for i, (p, replicas, leader) in enumerate(
+                    zip(topic.partitions, topic.replicas, topic.leaders, strict=False)
+                )
             ]
-            for name in names
+            for name, topic in self.describe_topic_columns(topics).items()
         }
 
     def list_reassignments(
@@ -328,10 +543,12 @@ class SnapshotCluster:
     ) -> dict[TopicPartition, PartitionReassignment]:
         return {}
 
-    def _partitions(self) -> dict[tuple[str, int], SnapshotPartition]:
+    def _partitions(self) -> dict[tuple[str, int], tuple[TopicColumns, int]]:
         if self._index is None:
             self._index = {
-                (topic.name, p.partition): p for topic in self.snapshot.topics.values() for p in topic.partitions
+                (topic.name, p): (topic, i)
+                for topic in self.columns.topics.values()
+                for i, p in enumerate(topic.partitions)
             }
         return self._index
 
@@ -339,30 +556,34 @@ class SnapshotCluster:
         self, replicas: Iterable[TopicPartitionReplica]
     ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo]:
         index = self._partitions()
-        brokers = {b.id for b in self.snapshot.brokers}
+        brokers = {b.id for b in self.columns.brokers}
         result = {}
         for replica in replicas:
-            p = index.get((replica.topic, replica.partition))
-            if p is None or replica.broker_id not in p.replicas:
+            found = index.get((replica.topic, replica.partition))
+            if found is None or replica.broker_id not in found[0].replicas[found[1]]:
                 if replica.broker_id in brokers:
                     result[replica] = ReplicaLogDirInfo(current=None)  # the broker does not host it
                 continue
-            if not p.log_dirs:
-                continue
-            log_dir = p.log_dirs[p.replicas.index(replica.broker_id)]
+            topic, i = found
+            on = topic.replicas[i]
+            log_dir = topic.log_dirs[i][on.index(replica.broker_id)]
             if log_dir is not None:
                 result[replica] = ReplicaLogDirInfo(current=log_dir)
         return result
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
-        brokers = {b.id: b for b in self.snapshot.brokers}
+        brokers = {b.id: b for b in self.columns.brokers}
         sizes: dict[tuple[int, str], dict[TopicPartition, int]] = {}
-        for topic in self.snapshot.topics.values():
-            for p in topic.partitions:
-                for broker, log_dir in zip(p.replicas, p.log_dirs, strict=False):
+        for topic in self.columns.topics.values():
+            for p, replicas, log_dirs, size in zip(
+                topic.partitions, topic.replicas, topic.log_dirs, topic.sizes, strict=False
+            ):
+                for broker, log_dir in zip(replicas, log_dirs, strict=False):
                     if log_dir is not None:
-                        size = -1 if p.size_bytes is None else p.size_bytes  # -1: the snapshot has no size
-                        sizes.setdefault((broker, log_dir), {})[TopicPartition(topic.name, p.partition)] = size
+                        # -1: the snapshot has no size
+                        sizes.setdefault((broker, log_dir), {})[TopicPartition(topic.name, p)] = (
+                            -1 if size is None else size
+                        )
         result = {}
         for broker_id in dict.fromkeys(broker_ids):
             broker = brokers.get(broker_id)
@@ -377,7 +598,7 @@ class SnapshotCluster:
         for resource in dict.fromkeys(resources):
             values: dict[str, str] = {}
             if resource.type is ResourceType.TOPIC:
-                topic = self.snapshot.topics.get(resource.name)
+                topic = self.columns.topics.get(resource.name)
                 if topic is None:
                     raise UnknownTopicOrPartitionError(f"{_UNKNOWN_TOPIC}: ")
                 if topic.min_insync_replicas is not None:
@@ -385,16 +606,19 @@ class SnapshotCluster:
             result[resource] = values
         return result
 
-    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def replica_sizes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         """Each replica on these brokers with the partition's ``size_bytes`` (replicas of partitions
         without a size are left out, as a live cluster leaves out what it cannot read)."""
         wanted = set(broker_ids)
+        only = None if partitions is None else set(partitions)
         return {
-            TopicPartitionReplica(topic.name, p.partition, broker): p.size_bytes
-            for topic in self.snapshot.topics.values()
-            for p in topic.partitions
-            if p.size_bytes is not None
-            for broker in p.replicas
+            TopicPartitionReplica(topic.name, p, broker): size
+            for topic in self.columns.topics.values()
+            for p, replicas, size in zip(topic.partitions, topic.replicas, topic.sizes, strict=False)
+            if size is not None and (only is None or TopicPartition(topic.name, p) in only)
+            for broker in replicas
             if broker in wanted
         }
 

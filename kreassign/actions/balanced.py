@@ -6,15 +6,17 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
 
 from kreassign.actions.common import Output
-from kreassign.actions.generate import GenerateResult, print_proposal, read_generate_inputs
+from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, UsageError
-from kreassign.model import TopicPartition
+from kreassign.formats import format_topics_json
 from kreassign.planning.balance import Row, make_context, plan_balanced
 from kreassign.planning.quality import PlanQuality, measure_plan
+from kreassign.snapshot import TopicColumns
 
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
@@ -99,16 +101,20 @@ def choose_engine(engine: str, partitions: int, spark_master: str | None = None)
     return "spark" if importlib.util.find_spec("pyspark") is not None else "local"
 
 
-def partition_sizes(port: ClusterPort, topics: Sequence[str], broker_ids: Iterable[int]) -> dict[tuple[str, int], int]:
-    """Size of each partition in bytes: its largest current replica on these brokers (DescribeLogDirs on
-    a live cluster, ``size_bytes`` in a snapshot)."""
-    wanted = set(topics)
+def partition_sizes(
+    port: ClusterPort, current: Mapping[str, TopicColumns], broker_ids: Iterable[int]
+) -> dict[str, list[int]]:
+    """Size of each partition in bytes (0 when unknown), per topic in the order of ``current``'s columns: its
+    largest current replica on these brokers (DescribeLogDirs on a live cluster); a snapshot's columns hold
+    ``size_bytes`` already."""
+    if getattr(port, "describe_topic_columns", None) is not None:  # a snapshot: the sizes it holds
+        return {name: [size or 0 for size in topic.sizes] for name, topic in current.items()}
     sizes: dict[tuple[str, int], int] = {}
     for replica, size in port.replica_sizes(broker_ids).items():
-        if replica.topic in wanted:
+        if replica.topic in current:
             key = (replica.topic, replica.partition)
             sizes[key] = max(size, sizes.get(key, 0), 0)
-    return sizes
+    return {name: [sizes.get((name, p), 0) for p in topic.partitions] for name, topic in current.items()}
 
 
 def generate_balanced(
@@ -122,19 +128,17 @@ def generate_balanced(
     spark_master: str | None,
     spark_conf: Mapping[str, str],
     out: Output,
-    report: Callable[[PlanQuality, str], None],
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
-) -> GenerateResult:
-    """Prints the proposal (Apache layout) on ``out``; hands the plan report (:mod:`kreassign.planning.quality`)
-    and the engine used to ``report``."""
+) -> tuple[GenerateResult, PlanQuality, str]:
+    """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
+    (:mod:`kreassign.planning.quality`, for the plan report) and the engine used."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
-    hosts = {b for info in current.values() for b in info.replicas}  # brokers gone from the cluster too
-    sizes = partition_sizes(port, topics, [*(b.id for b in inputs.cluster_brokers), *sorted(hosts)])
-    rows: list[Row] = [
-        (tp.topic, tp.partition, tuple(info.replicas), sizes.get((tp.topic, tp.partition), 0))
-        for tp, info in sorted(current.items())
-    ]
+    hosts = set(chain.from_iterable(topic.replicas for topic in current.values()))  # brokers gone too
+    sizes = partition_sizes(port, current, [*(b.id for b in inputs.cluster_brokers), *sorted(hosts)])
+    rows: list[Row] = []
+    for name in sorted(current):  # by topic, then partition
+        rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
     used = choose_engine(engine, len(rows), spark_master)
     if used == "spark":
@@ -151,11 +155,11 @@ def generate_balanced(
         other_bytes=other_bytes,
     )
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
-    current_replicas = {tp: list(info.replicas) for tp, info in current.items()}
-    proposal = {TopicPartition(t, p): replicas for (t, p), replicas in plan.items()}
-    result = print_proposal(out, current_replicas, inputs.log_dirs, proposal)
-    report(quality, used)
-    return result
+    proposed = format_topics_json(
+        (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], None) for name, topic in current.items()
+    )
+    result = print_proposal(out, current_assignment_json(current), proposed)
+    return result, quality, used
 
 
 def broker_disks(

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kreassign.actions.common import Output
+from kreassign.actions.common import Output, discard
 from kreassign.actions.execute import check_plan_against_cluster, existing_reassignment_error, print_rollback
 from kreassign.cluster.port import ClusterPort
-from kreassign.documents import document, dump, partition_ref, partition_refs
+from kreassign.documents import (
+    batched_handover_document,
+    batched_outcome_document,
+    batched_plan_document,
+    dump,
+    limits_document,
+)
 from kreassign.errors import CommandError, TerseError
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
-from kreassign.execution.journal import Journal, JournalState, default_journal_path, plan_id
+from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
 from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Limits, Round, plan_rounds
-
-RESUMABLE = ("running", "interrupted", "failed")
+from kreassign.planning.steps import Limits, Round, busiest_broker, count_steps, plan_rounds
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class BatchedOptions:
     additional: bool = False
     allow_replication_factor_change: bool = True
     journal_path: str | None = None
+    order: str = "plan"  # plan, small-first, large-first
+    adaptive: bool = False
     poll_interval: float = 1.0
     stall_timeout: float = 300.0
     dry_run: bool = False
@@ -57,12 +62,14 @@ def execute_batched(
     request handed to the process that already runs this plan. With ``output="json"`` the text is left
     out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome)."""
     json_mode = options.output == "json"
-    text = _discard if json_mode else out
+    text = discard if json_mode else out
     if plan.log_dirs:
         raise CommandError(
             "A batched reassignment moves replicas between brokers only; run the log-dir moves "
             '(log_dirs other than "any") with a plain --execute once the batched run is done'
         )
+    if options.adaptive and options.limits.brokers is None:
+        raise CommandError("--adaptive adapts the per-broker limit: give it with --max-broker-movements N")
     targets = plan.targets()
     journal = journal_for(plan, options.journal_path)
 
@@ -71,16 +78,7 @@ def execute_batched(
     if not options.dry_run and journal.is_running_elsewhere():
         return _hand_over(journal, options, out, json_mode)
 
-    resumed: JournalState | None = None
-    if not options.dry_run and journal.exists():
-        previous = journal.load()
-        if previous.plan_id != plan_id(targets):
-            raise CommandError(
-                f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
-            )
-        if previous.status in RESUMABLE:
-            resumed = previous
-
+    resumed = None if options.dry_run else _resumable(journal, targets)
     current, live = check_plan_against_cluster(port, targets)
     original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
     # the rollback file names no log dirs, so that it can be run batched too
@@ -95,28 +93,18 @@ def execute_batched(
         print_rollback(port, current, live, text)
 
     if options.dry_run:
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
+        rank = dry_run_rank(port, targets, options.order)
+        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits, rank)
         out(render_rounds(rounds, options.limits, options.output, rollback))
         return None
 
-    running = port.list_reassignments()
-    ours = set(resumed.in_flight) if resumed else set()
-    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
-    if conflicts:
-        raise CommandError(
-            "A reassignment not started by this plan is running on "
-            + ",".join(map(str, conflicts))
-            + "; wait for it to finish or --cancel it first"
-        )
-    if not options.additional and any(tp not in ours for tp in running):
-        raise existing_reassignment_error({tp: None for tp in running if tp not in ours})
-
+    _check_running(port, targets, set(resumed.in_flight) if resumed else set(), options.additional)
     if not journal.try_lock():  # lost a race with another run of the same plan
         return _hand_over(journal, options, out, json_mode)
     try:
         if resumed:
             state = resumed
-            state.status, state.pid = "running", os.getpid()
+            state.status, state.pid = RunStatus.RUNNING, os.getpid()
             if options.throttle >= 0:
                 state.throttle = options.throttle
             if options.log_dir_throttle >= 0:
@@ -124,35 +112,14 @@ def execute_batched(
             done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
             text(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
         else:
-            topics = {tp.topic for tp in targets}
-            # an offline broker's configs cannot be read (nor changed): it is left alone
-            brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
-            state = JournalState(
-                plan_id=plan_id(targets),
-                status="running",
-                original=dict(original),
-                target=dict(targets),
-                limits={
-                    "partitions": options.limits.partitions,
-                    "replicas": options.limits.replicas,
-                    "leaders": options.limits.leaders,
-                },
-                throttle=options.throttle,
-                log_dir_throttle=options.log_dir_throttle,
-                recorded_throttles=record_throttles(port, topics, brokers),
-                pid=os.getpid(),
-                started=time.time(),
-            )
+            state = _new_state(port, targets, original, live, options)
         journal.clear_control()
         journal.save(state)
         journal.write_rollback(rollback + "\n")
         text(f"Journal: {journal.path}\n")
         text(f"Rollback: {journal.rollback_path}\n")
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits)
-        text(
-            f"Moving {len(targets)} partition(s) in {sum(len(r.steps) for r in rounds)} step(s), "
-            f"{options.limits.describe()}.\n"
-        )
+        steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
+        text(f"Moving {len(targets)} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
         on_start()
         executor = BatchedExecutor(
             port,
@@ -161,6 +128,8 @@ def execute_batched(
             options.limits,
             reporter,
             allow_replication_factor_change=options.allow_replication_factor_change,
+            order=options.order,
+            adaptive=options.adaptive,
             poll_interval=options.poll_interval,
             stall_timeout=options.stall_timeout,
             clock=clock,
@@ -171,7 +140,9 @@ def execute_batched(
         journal.unlock()
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
-        out(dump(outcome_document(outcome, journal, throttled, rollback, executor.cleanup_problems)))
+        paths = str(journal.path), str(journal.rollback_path)
+        changes = executor.state.limit_changes
+        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems, changes)))
         return outcome
     out(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:
@@ -179,8 +150,58 @@ def execute_batched(
     return outcome
 
 
-def _discard(_text: str) -> None:
-    """Where the text goes with --output json."""
+def _resumable(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]]) -> JournalState | None:
+    """The journal of an earlier run of this plan that left work to do."""
+    if not journal.exists():
+        return None
+    previous = journal.load()
+    if previous.plan_id != plan_id(targets):
+        raise CommandError(
+            f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
+        )
+    return previous if previous.status.resumable else None
+
+
+def _check_running(
+    port: ClusterPort, targets: Mapping[TopicPartition, tuple[int, ...]], ours: set[TopicPartition], additional: bool
+) -> None:
+    """Refuse while reassignments this plan did not start run on its partitions (or anywhere, without
+    --additional)."""
+    running = port.list_reassignments()
+    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
+    if conflicts:
+        raise CommandError(
+            "A reassignment not started by this plan is running on "
+            + ",".join(map(str, conflicts))
+            + "; wait for it to finish or --cancel it first"
+        )
+    if not additional and any(tp not in ours for tp in running):
+        raise existing_reassignment_error({tp: None for tp in running if tp not in ours})
+
+
+def _new_state(
+    port: ClusterPort,
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    original: Mapping[TopicPartition, tuple[int, ...]],
+    live: set[int],
+    options: BatchedOptions,
+) -> JournalState:
+    """The journal of a first run: the plan, its limits and rates, and the throttle configs before it."""
+    topics = {tp.topic for tp in targets}
+    # an offline broker's configs cannot be read (nor changed): it is left alone
+    brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
+    return JournalState(
+        plan_id=plan_id(targets),
+        status=RunStatus.RUNNING,
+        original=dict(original),
+        target=dict(targets),
+        limits=limits_document(options.limits),
+        throttle=options.throttle,
+        log_dir_throttle=options.log_dir_throttle,
+        recorded_throttles=record_throttles(port, topics, brokers),
+        pid=os.getpid(),
+        started=time.time(),
+    )
 
 
 def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode: bool = False) -> None:
@@ -199,7 +220,7 @@ def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode
     if changes:
         journal.request(**changes)
     if json_mode:
-        out(dump(document("batched-handover", pid=pid if isinstance(pid, int) else None, changes=changes)))
+        out(dump(batched_handover_document(pid if isinstance(pid, int) else None, changes)))
     elif not changes:
         out(f"A batched reassignment of this plan is already running (pid {pid}); nothing to change.\n")
     else:
@@ -214,40 +235,35 @@ def _journal_pid(journal: Journal) -> int | str:
         return "unknown"
 
 
+def dry_run_rank(port: ClusterPort, targets, order: str) -> dict[TopicPartition, int] | None:
+    """The partitions' order for --dry-run: the plan's, or by the size of their largest replica."""
+    if order == "plan":
+        return None
+    sizes: dict[TopicPartition, int] = {}
+    try:
+        for replica, size in port.replica_sizes(sorted({b for r in targets.values() for b in r})).items():
+            tp = TopicPartition(replica.topic, replica.partition)
+            sizes[tp] = max(sizes.get(tp, 0), size)
+    except Exception:  # no sizes (a snapshot without them, brokers that cannot say): the plan's order
+        return None
+    sign = 1 if order == "small-first" else -1
+    return {tp: i for i, tp in enumerate(sorted(targets, key=lambda tp: sign * sizes.get(tp, 0)))}
+
+
 def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
     if output == "json":
-        plan_document = {
-            "version": 1,
-            "kind": "batched-plan",
-            "rollback": json.loads(rollback),
-            "limits": {"partitions": limits.partitions, "replicas": limits.replicas, "leaders": limits.leaders},
-            "rounds": [
-                {
-                    "round": r.number,
-                    "steps": [
-                        {
-                            "topic": s.partition.topic,
-                            "partition": s.partition.partition,
-                            "source": list(s.source),
-                            "target": list(s.target),
-                            "adding": list(s.adding),
-                            "removing": list(s.removing),
-                            "moves_leader": s.moves_leader,
-                        }
-                        for s in r.steps
-                    ],
-                }
-                for r in rounds
-            ],
-        }
-        return dump(plan_document)
+        return dump(batched_plan_document(rounds, limits, rollback))
     steps = sum(len(r.steps) for r in rounds)
     lines = [
         f"Batched plan (dry run, nothing changed): {steps} step(s) in {len(rounds)} round(s), {limits.describe()}.",
         "A round starts when the previous one is done; the executor itself starts a step as soon as a slot frees up.",
     ]
     for r in rounds:
-        lines.append(f"Round {r.number}:")
+        busiest = busiest_broker(r.steps) if limits.brokers is not None else None
+        if busiest is None:
+            lines.append(f"Round {r.number}:")
+        else:
+            lines.append(f"Round {r.number} (busiest broker {busiest[0]}: {busiest[1]} of {limits.brokers} steps):")
         lines.extend(f"  {s.describe()}" for s in r.steps)
     return "\n".join(lines) + "\n"
 
@@ -256,7 +272,7 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     took = format_duration(outcome.elapsed)
     moved = "" if outcome.bytes_moved is None else f", {format_bytes(outcome.bytes_moved)} copied"
     restored = " Throttles restored." if throttled else ""
-    if outcome.status == "completed":
+    if outcome.status is RunStatus.COMPLETED:
         return (
             f"Batched reassignment complete: {outcome.partitions} partition(s) at their target after "
             f"{outcome.steps_done} step(s){moved} in {took}.{restored}"
@@ -276,29 +292,6 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     return "\n".join(lines)
 
 
-def outcome_document(
-    outcome: Outcome, journal: Journal, throttled: bool, rollback: str, warnings: list[str]
-) -> dict[str, object]:
-    """The batched-outcome JSON document: the final result of a batched --execute."""
-    return document(
-        "batched-outcome",
-        status=outcome.status,
-        message=outcome.message,
-        partitions=outcome.partitions,
-        partitions_done=outcome.partitions_done,
-        steps_done=outcome.steps_done,
-        bytes_moved=outcome.bytes_moved,
-        elapsed_s=round(outcome.elapsed, 3),
-        throttles_restored=throttled,
-        reverted=partition_refs(outcome.reverted),
-        failures=[{**partition_ref(tp), "reason": reason} for tp, reason in sorted(outcome.failures.items())],
-        journal=str(journal.path),
-        rollback_file=str(journal.rollback_path),
-        rollback=json.loads(rollback),
-        warnings=list(warnings),
-    )
-
-
 @dataclass(frozen=True)
 class BatchedCancelResult:
     """What --cancel of a batched plan did (for --output json)."""
@@ -311,15 +304,9 @@ class BatchedCancelResult:
     rollback_file: str
 
     def document(self) -> dict[str, object]:
-        return document(
-            "batched-cancel",
-            stopped_pid=self.stopped_pid,
-            message=self.message,
-            reverted=partition_refs(self.reverted),
-            steps_done=self.steps_done,
-            journal=self.journal,
-            rollback_file=self.rollback_file,
-        )
+        from kreassign.documents import batched_cancel_document
+
+        return batched_cancel_document(self)
 
 
 def cancel_batched(
@@ -338,7 +325,7 @@ def cancel_batched(
     if not journal.exists():
         return None
     state = journal.load()
-    if state.plan_id != plan_id(plan.targets()) or state.status not in RESUMABLE:
+    if state.plan_id != plan_id(plan.targets()) or not state.status.resumable:
         return None
     stopped_pid: int | None = None
     reverted: list[TopicPartition] = []
@@ -377,7 +364,7 @@ def cancel_batched(
                     f"Broker(s) {','.join(pending)} are offline: run --cancel again when they are back to restore their throttle rates\n"
                 )
             state.in_flight = {}
-            state.status, state.message = "cancelled", "cancelled by --cancel after the run had stopped"
+            state.status, state.message = RunStatus.CANCELLED, "cancelled by --cancel after the run had stopped"
             journal.save(state)
         finally:
             journal.unlock()

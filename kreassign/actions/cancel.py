@@ -10,6 +10,7 @@ from kreassign.actions.execute import execute_log_dir_moves
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import TerseError
 from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.planning.states import LogDirMoveKind
 
 
 def cancel_assignment(
@@ -45,7 +46,7 @@ def cancel_assignment(
     moving = {
         replica: state.current
         for replica, state in find_log_dir_move_states(port, plan.log_dirs).items()
-        if state.kind == "active" and state.current
+        if state.kind is LogDirMoveKind.ACTIVE and state.current
     }
     if moving:
         # Moving a replica back to the log dir it is in stops the move.

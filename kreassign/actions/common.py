@@ -10,11 +10,15 @@ from kreassign.errors import CommandError, UnknownTopicOrPartitionError
 from kreassign.javacompat.hashes import java_int_compare, java_int_hash, java_string_compare, java_string_hash
 from kreassign.javacompat.hashmap import hash_set_order
 from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
-from kreassign.planning.states import LogDirMoveState
+from kreassign.planning.states import LogDirMoveKind, LogDirMoveState
 from kreassign.planning.throttles import BROKER_LEVEL_THROTTLES, TOPIC_LEVEL_THROTTLES
 
 Output = Callable[[str], object]
 """Where an action writes its stdout text (exact bytes, newlines included)."""
+
+
+def discard(_text: str) -> None:
+    """The Output of the Apache text with --output json: nowhere."""
 
 
 def read_input_file(path: str) -> str:
@@ -44,14 +48,14 @@ def find_log_dir_move_states(
     for replica, target in targets.items():
         info = infos.get(replica)
         if info is None:
-            states[replica] = LogDirMoveState("missing_replica", target)
+            states[replica] = LogDirMoveState(LogDirMoveKind.MISSING_REPLICA, target)
         elif info.current is None:
-            states[replica] = LogDirMoveState("missing_log_dir", target)
+            states[replica] = LogDirMoveState(LogDirMoveKind.MISSING_LOG_DIR, target)
         elif info.future is None:
-            kind = "completed" if info.current == target else "cancelled"
+            kind = LogDirMoveKind.COMPLETED if info.current == target else LogDirMoveKind.CANCELLED
             states[replica] = LogDirMoveState(kind, target, current=info.current)
         else:
-            states[replica] = LogDirMoveState("active", target, current=info.current, future=info.future)
+            states[replica] = LogDirMoveState(LogDirMoveKind.ACTIVE, target, current=info.current, future=info.future)
     return states
 
 

@@ -3,66 +3,102 @@ current assignment."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from itertools import chain
 
 from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
 from kreassign.cluster.port import ClusterPort
-from kreassign.formats import format_reassignment_json, parse_generate_assignment_args
+from kreassign.formats import format_reassignment_json, format_topics_json, parse_generate_assignment_args
 from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
 from kreassign.planning.placement import calculate_assignment, get_broker_metadata
 from kreassign.planning.placement_model import UsableBroker
+from kreassign.snapshot import SnapshotPartition, TopicColumns
 
 
 @dataclass(frozen=True)
 class GenerateInputs:
-    """What --generate reads, in the Apache tool's order (so the first error is the same)."""
+    """What --generate reads, in the Apache tool's order (so the first error is the same).
+
+    ``current``: each topic's partitions as columns, in partition order, with each replica's log dir
+    (None where the tool prints "any": unknown, or the replica's broker is not in the cluster)."""
 
     topics: list[str]
-    current: dict[TopicPartition, PartitionInfo]
+    current: dict[str, TopicColumns]
     cluster_brokers: list[Broker]
-    log_dirs: dict[TopicPartitionReplica, str]
     usable: list[UsableBroker]
+
+    def current_replicas(self) -> dict[TopicPartition, list[int]]:
+        return {
+            TopicPartition(name, p): list(replicas)
+            for name, topic in self.current.items()
+            for p, replicas in zip(topic.partitions, topic.replicas, strict=True)
+        }
 
 
 def read_generate_inputs(port: ClusterPort, topics_json: str, broker_list: str, rack_aware: bool) -> GenerateInputs:
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
-    current = describe_partitions(port, topics)
-    cluster_brokers = port.describe_brokers()
-    log_dirs = replica_log_dirs(port, current, live_broker_ids(cluster_brokers))
+    describe_columns = getattr(port, "describe_topic_columns", None)  # a snapshot: columns as held
+    if describe_columns is not None:
+        current = describe_columns(topics)
+        cluster_brokers = port.describe_brokers()
+        current = {name: _live_log_dirs(topic, live_broker_ids(cluster_brokers)) for name, topic in current.items()}
+    else:
+        described = describe_partitions(port, topics)
+        cluster_brokers = port.describe_brokers()
+        current = _columns(described, replica_log_dirs(port, described, live_broker_ids(cluster_brokers)))
     usable = get_broker_metadata(cluster_brokers, brokers_to_use, rack_aware)
-    return GenerateInputs(topics, current, cluster_brokers, log_dirs, usable)
+    return GenerateInputs(topics, current, cluster_brokers, usable)
+
+
+def _live_log_dirs(topic: TopicColumns, live: set[int]) -> TopicColumns:
+    """The topic with no log dir for replicas on brokers outside the cluster (the topic itself when none is)."""
+    if set(chain.from_iterable(topic.replicas)) <= live:
+        return topic
+    log_dirs = [
+        tuple(d if b in live else None for b, d in zip(on, where, strict=True))
+        for on, where in zip(topic.replicas, topic.log_dirs, strict=True)
+    ]
+    return replace(topic, log_dirs=log_dirs)
+
+
+def _columns(
+    described: Mapping[TopicPartition, PartitionInfo], log_dirs: Mapping[TopicPartitionReplica, str]
+) -> dict[str, TopicColumns]:
+    """A live cluster's answers as the columns a snapshot holds (sizes unknown)."""
+    current: dict[str, TopicColumns] = {}
+    interned: dict[tuple, tuple] = {}
+    for tp, info in described.items():
+        topic = current.get(tp.topic) or current.setdefault(tp.topic, TopicColumns(tp.topic))
+        where = tuple(log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, b)) for b in info.replicas)
+        topic.append(
+            SnapshotPartition(tp.partition, tuple(info.replicas), where, None, info.leader, info.isr), interned
+        )
+    for topic in current.values():
+        topic.sort()
+    return current
 
 
 @dataclass(frozen=True)
 class GenerateResult:
-    """What --generate printed, as data: the current assignment (with log dirs) and the proposal."""
+    """What --generate printed: the current assignment (with log dirs) and the proposal, as JSON text."""
 
     current_json: str
     proposed_json: str
-    proposal: dict[TopicPartition, list[int]]
 
 
-def print_proposal(
-    out: Output,
-    current: Mapping[TopicPartition, Sequence[int]],
-    log_dirs: Mapping[TopicPartitionReplica, str],
-    proposal: Mapping[TopicPartition, Sequence[int]],
-) -> GenerateResult:
-    result = GenerateResult(
-        format_reassignment_json(current, log_dirs),
-        format_reassignment_json(proposal, {}),
-        {tp: list(r) for tp, r in proposal.items()},
-    )
-    out(
-        "Current partition replica assignment\n"
-        + result.current_json
-        + "\n\nProposed partition reassignment configuration\n"
-        + result.proposed_json
-        + "\n"
-    )
-    return result
+def current_assignment_json(current: Mapping[str, TopicColumns]) -> str:
+    return format_topics_json((name, t.partitions, t.replicas, t.log_dirs) for name, t in current.items())
+
+
+def print_proposal(out: Output, current_json: str, proposed_json: str) -> GenerateResult:
+    out("Current partition replica assignment\n")
+    out(current_json)
+    out("\n\nProposed partition reassignment configuration\n")
+    out(proposed_json)
+    out("\n")
+    return GenerateResult(current_json, proposed_json)
 
 
 def generate_assignment(
@@ -76,8 +112,7 @@ def generate_assignment(
 ) -> GenerateResult:
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     rng = JavaRandom(seed)  # unseeded: random, like the Apache tool
-    current_replicas = {tp: list(info.replicas) for tp, info in inputs.current.items()}
     proposal = calculate_assignment(
-        current_replicas, inputs.usable, rng, topic_order=list(dict.fromkeys(inputs.topics))
+        inputs.current_replicas(), inputs.usable, rng, topic_order=list(dict.fromkeys(inputs.topics))
     )
-    return print_proposal(out, current_replicas, inputs.log_dirs, proposal)
+    return print_proposal(out, current_assignment_json(inputs.current), format_reassignment_json(proposal, {}))

@@ -71,8 +71,9 @@ class ParsedArgs:
         raise CommandError(f"Cannot parse argument '{text}' of option {name}")
 
     @property
-    def action(self) -> str:
-        return next(a for a in ACTIONS if self.has(a))
+    def json_output(self) -> bool:
+        """``--output json`` (the last one given)."""
+        return self.values.get("output", [None])[-1:] == ["json"]
 
 
 def _resolve_long_name(candidate: str) -> OptionSpec | None:

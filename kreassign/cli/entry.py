@@ -20,15 +20,19 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--version"]:
         from kreassign import KAFKA_COMPAT_VERSION, __version__
 
-        print(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)")
-        return 0
+        sys.stdout.write(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)\n")
+        return 0  # ExitCode.OK, without importing cli.exit_codes on the fastest path
     try:
         from kreassign.cli.app import run
 
         return run(args)
     except KeyboardInterrupt:  # Ctrl-C before the command started: nothing was changed
+        import signal
+
+        from kreassign.cli.exit_codes import after_signal
+
         sys.stderr.write("Interrupted.\n")
-        return 130
+        return after_signal(signal.SIGINT)
 
 
 if __name__ == "__main__":  # pragma: no cover

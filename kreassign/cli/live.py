@@ -3,10 +3,8 @@ seconds otherwise. stdout keeps the command's own text."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
 
 from kreassign.execution.executor import Progress
 from kreassign.humanize import format_bytes, format_duration
@@ -29,26 +27,24 @@ class PlainReporter:
     """For logs and pipes: events as they happen, the progress line every ``interval`` seconds."""
 
     def __init__(
-        self, stream: TextIO | None = None, interval: float = 10.0, clock: Callable[[], float] = time.monotonic
+        self, write: Callable[[str], object], interval: float = 10.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.stream = stream or sys.stderr
+        self.write = write
         self.interval = interval
         self.clock = clock
         self._last: float | None = None
 
     def event(self, message: str) -> None:
-        self.stream.write(f"kreassign: {message}\n")
-        self.stream.flush()
+        self.write(f"kreassign: {message}\n")
 
     def progress(self, progress: Progress) -> None:
         now = self.clock()
         if self._last is not None and now - self._last < self.interval:
             return
         self._last = now
-        self.stream.write(f"kreassign: {progress_line(progress)}\n")
-        for note in progress.notes:
-            self.stream.write(f"kreassign:   {note}\n")
-        self.stream.flush()
+        self.write(
+            f"kreassign: {progress_line(progress)}\n" + "".join(f"kreassign:   {note}\n" for note in progress.notes)
+        )
 
     def start(self) -> None:
         pass
@@ -112,7 +108,8 @@ class RichReporter:
         return Panel(table, title="kreassign batched reassignment", expand=False)
 
 
-def make_reporter(interval: float = 10.0):
-    if sys.stderr.isatty():
+def make_reporter(err: Callable[[str], object], terminal: bool, interval: float = 10.0):
+    """The rich display when ``err`` is stderr on a terminal, else plain lines written to ``err``."""
+    if terminal:
         return RichReporter()
-    return PlainReporter(interval=interval)
+    return PlainReporter(err, interval=interval)

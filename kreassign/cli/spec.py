@@ -1,9 +1,12 @@
-"""Every command-line option, with the Apache tool's rules for each action. Pure data, no imports.
+"""Every command-line option, declared once: the Apache tool's rules for each action, and what ``--help``,
+the shell completions and the man page show. Pure data, no imports.
 
-The Apache tool parses with jopt-simple; ``kreassign.cli.argv`` reproduces its rules from this table
-(long options, ``--name=value``, exact names only, required and optional arguments), and
-``kreassign.cli.app`` declares the same options to Typer for ``--help``, completions and the man page.
-A unit test keeps the two in sync.
+* ``kreassign.cli.argv`` parses real command lines with the Apache (jopt-simple) rules from this table
+  (long options, ``--name=value``, exact names only, required and optional arguments);
+* ``kreassign.cli.typer_app`` builds the Typer command of ``--help`` from it;
+* ``kreassign.cli.docgen`` writes the completions and the man page from it.
+
+The table is in the order ``--help`` lists the options.
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ class Arity(Enum):
     OPTIONAL = "optional"  # takes the next token unless it looks like an option
 
 
+ACTIONS_PANEL = "Actions"
+OPTIONS_PANEL = "Options"
+EXTENSIONS_PANEL = "kreassign extensions"
+DEPRECATED_PANEL = "Deprecated"
+PANELS = (ACTIONS_PANEL, OPTIONS_PANEL, EXTENSIONS_PANEL, DEPRECATED_PANEL)
+"""The groups of ``--help`` and of the man page's OPTIONS, in order."""
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     name: str
@@ -25,59 +36,81 @@ class OptionSpec:
     value_type: type = str
     default: object = None
     help: str = ""
-    metavar: str = ""
+    metavar: str = ""  # what --help and the man page show for the value (a|b: the choices; FILE: a path)
     apache: bool = True  # False: a kreassign extension, not in the Apache tool
+    panel: str = OPTIONS_PANEL
+    repeated: bool = False  # the option may be given several times, each value kept (--spark-conf)
 
     def __str__(self) -> str:
         # jopt-simple's OptionSpec.toString(), used in the Apache messages: [throttle]
         return f"[{self.name}]"
 
 
+COMMAND_NAME = "kreassign"
+COMMAND_SUMMARY = (
+    "This tool helps to move topic partitions between replicas. "
+    "A drop-in replacement for Apache Kafka's kafka-reassign-partitions."
+)
+COMMAND_HELP = (
+    "Move topic partitions between brokers and log directories. Exactly one action: --generate, "
+    "--execute, --verify, --cancel or --list, or kreassign's --progress. Same options, JSON files, output and "
+    "exit codes as Apache Kafka's kafka-reassign-partitions (exit 1 on any error, 0 otherwise; "
+    "--fail-if-incomplete adds 2 and 3)."
+)
+
 APACHE_ACTIONS = ("generate", "execute", "verify", "cancel", "list")
 ACTIONS = (*APACHE_ACTIONS, "progress")
 
 _SPECS = (
-    # Apache order of declaration (ReassignPartitionsCommandOptions), help and version first.
-    OptionSpec("help", Arity.FLAG, help="Print usage information."),
-    OptionSpec("version", Arity.FLAG, help="Display Kafka version."),
+    OptionSpec(
+        "generate",
+        Arity.FLAG,
+        help="Generate a candidate partition reassignment configuration. Note that this only generates "
+        "a candidate assignment, it does not execute it.",
+        panel=ACTIONS_PANEL,
+    ),
+    OptionSpec(
+        "execute",
+        Arity.FLAG,
+        help="Kick off the reassignment as specified by the --reassignment-json-file option.",
+        panel=ACTIONS_PANEL,
+    ),
     OptionSpec(
         "verify",
         Arity.FLAG,
         help="Verify if the reassignment completed as specified by the --reassignment-json-file option. "
         "If there is a throttle engaged for the replicas specified, and the rebalance has completed, "
         "the throttle will be removed",
+        panel=ACTIONS_PANEL,
     ),
-    OptionSpec(
-        "generate",
-        Arity.FLAG,
-        help="Generate a candidate partition reassignment configuration. Note that this only generates "
-        "a candidate assignment, it does not execute it.",
-    ),
-    OptionSpec(
-        "execute",
-        Arity.FLAG,
-        help="Kick off the reassignment as specified by the --reassignment-json-file option.",
-    ),
-    OptionSpec("cancel", Arity.FLAG, help="Cancel an active reassignment."),
-    OptionSpec("list", Arity.FLAG, help="List all active partition reassignments."),
+    OptionSpec("cancel", Arity.FLAG, help="Cancel an active reassignment.", panel=ACTIONS_PANEL),
+    OptionSpec("list", Arity.FLAG, help="List all active partition reassignments.", panel=ACTIONS_PANEL),
     OptionSpec(
         "progress",
         Arity.FLAG,
         help="kreassign: report, for each partition and target broker of the --reassignment-json-file, "
         "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit.",
         apache=False,
+        panel=ACTIONS_PANEL,
     ),
     OptionSpec(
         "bootstrap-server",
         Arity.OPTIONAL,
         help="the server(s) to use for bootstrapping.",
-        metavar="Server(s) to use for bootstrapping",
+        metavar="HOST:PORT",
+    ),
+    OptionSpec(
+        "bootstrap-controller",
+        Arity.OPTIONAL,
+        help="The controller to use for reassignment. By default, the tool will get the quorum controller. "
+        "This option supports the actions --cancel and --list.",
+        metavar="HOST:PORT",
     ),
     OptionSpec(
         "command-config",
         Arity.REQUIRED,
         help="Property file containing configs to be passed to Admin Client.",
-        metavar="Admin client property file",
+        metavar="FILE",
     ),
     OptionSpec(
         "reassignment-json-file",
@@ -88,7 +121,7 @@ _SPECS = (
         "is specified, its length must equal the length of the replicas list. The value in this list can "
         'be either "any" or the absolution path of the log directory on the broker. If absolute log '
         "directory path is specified, the replica will be moved to the specified log directory on the broker.",
-        metavar="manual assignment json file path",
+        metavar="FILE",
     ),
     OptionSpec(
         "topics-to-move-json-file",
@@ -96,21 +129,14 @@ _SPECS = (
         help="Generate a reassignment configuration to move the partitions of the specified topics to the "
         'list of brokers specified by the --broker-list option. The format to use is - {"topics": '
         '[{"topic": "foo"},{"topic": "foo1"}], "version":1}',
-        metavar="topics to reassign json file path",
+        metavar="FILE",
     ),
     OptionSpec(
         "broker-list",
         Arity.REQUIRED,
         help='The list of brokers to which the partitions need to be reassigned in the form "0,1,2". '
         "This is required if --topics-to-move-json-file is used to generate reassignment configuration",
-        metavar="brokerlist",
-    ),
-    OptionSpec(
-        "bootstrap-controller",
-        Arity.OPTIONAL,
-        help="The controller to use for reassignment. By default, the tool will get the quorum controller. "
-        "This option supports the actions --cancel and --list.",
-        metavar="bootstrap controller to connect to",
+        metavar="0,1,2",
     ),
     OptionSpec("disable-rack-aware", Arity.FLAG, help="Disable rack aware replica assignment"),
     OptionSpec(
@@ -122,7 +148,7 @@ _SPECS = (
         "This option can be included with --execute when a reassignment is started, and it can be altered "
         "by resubmitting the current reassignment along with the --additional flag. The throttle rate "
         "should be at least 1 KB/s.",
-        metavar="throttle",
+        metavar="BYTES/S",
     ),
     OptionSpec(
         "replica-alter-log-dirs-throttle",
@@ -133,7 +159,7 @@ _SPECS = (
         "this value (bytes/sec). This option can be included with --execute when a reassignment is "
         "started, and it can be altered by resubmitting the current reassignment along with the "
         "--additional flag. The throttle rate should be at least 1 KB/s.",
-        metavar="replicaAlterLogDirsThrottle",
+        metavar="BYTES/S",
     ),
     OptionSpec(
         "timeout",
@@ -141,7 +167,7 @@ _SPECS = (
         int,
         10000,
         help="The maximum time in ms to wait for log directory replica assignment to begin.",
-        metavar="timeout",
+        metavar="MS",
     ),
     OptionSpec(
         "additional",
@@ -156,7 +182,6 @@ _SPECS = (
         help="Denies the ability to change a partition's replication factor as part of this reassignment "
         "through adding validation against it.",
     ),
-    # ---- kreassign extensions (never change the Apache stdout when absent)
     OptionSpec(
         "seed",
         Arity.REQUIRED,
@@ -165,6 +190,7 @@ _SPECS = (
         "proposal is reproducible.",
         metavar="N",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "max-partition-movements",
@@ -174,6 +200,7 @@ _SPECS = (
         "done, with at most this many partitions moving at once.",
         metavar="P",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "max-replica-movements",
@@ -182,6 +209,7 @@ _SPECS = (
         help="kreassign: batched --execute; at most this many replicas added to a partition per step.",
         metavar="R",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "max-leader-movements",
@@ -190,12 +218,42 @@ _SPECS = (
         help="kreassign: batched --execute; at most this many partitions changing leader at once.",
         metavar="L",
         apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "max-broker-movements",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: batched --execute; at most this many steps in flight per broker (a step counts "
+        "against each broker receiving a new replica and against the partition's current leader).",
+        metavar="N",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "order",
+        Arity.REQUIRED,
+        default="plan",
+        help="kreassign: batched --execute; which waiting steps start first, after leader movements: "
+        "'plan' (the plan's order, default), 'small-first' or 'large-first' (by partition size).",
+        metavar="plan|small-first|large-first",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "adaptive",
+        Arity.FLAG,
+        help="kreassign: batched --execute; adapt the per-broker limit within [1, --max-broker-movements] "
+        "to the cluster's health (AIMD: halve on min-ISR, new URPs, offline brokers or stalled copies).",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "dry-run",
         Arity.FLAG,
         help="kreassign: with --execute, print the step plan of the batched reassignment and change nothing.",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "journal-file",
@@ -204,14 +262,7 @@ _SPECS = (
         "resume and --cancel. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
         metavar="FILE",
         apache=False,
-    ),
-    OptionSpec(
-        "cluster-snapshot-file",
-        Arity.REQUIRED,
-        help="kreassign: read the cluster from this snapshot file (JSON lines, see README) instead of "
-        "--bootstrap-server, with --generate (and --execute --dry-run); no cluster access.",
-        metavar="FILE",
-        apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "poll-interval-ms",
@@ -221,6 +272,7 @@ _SPECS = (
         help="kreassign: how often a batched --execute reads the cluster state.",
         metavar="MS",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "stall-timeout-ms",
@@ -231,14 +283,16 @@ _SPECS = (
         "its steps need stays offline, or the cluster keeps failing, for this long.",
         metavar="MS",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "output",
         Arity.REQUIRED,
         default="text",
         help="kreassign: text (the Apache output, default) or json.",
-        metavar="FORMAT",
+        metavar="text|json",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "fail-if-incomplete",
@@ -246,16 +300,16 @@ _SPECS = (
         help="kreassign: --verify and --progress exit 2 while moves are still in progress and 3 when a "
         "partition is neither moving nor at its target (default: exit 0, as the Apache tool).",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
-        "zookeeper",
+        "cluster-snapshot-file",
         Arity.REQUIRED,
-        help="DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string "
-        "of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot "
-        "path. Does --generate, --execute (with --throttle) and --verify through ZooKeeper like Kafka 2.8's "
-        "tool. Please use --bootstrap-server instead.",
-        metavar="urls",
+        help="kreassign: read the cluster from this snapshot file (JSON lines, see README) instead of "
+        "--bootstrap-server, with --generate (and --execute --dry-run); no cluster access.",
+        metavar="FILE",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "write-cluster-snapshot",
@@ -265,6 +319,7 @@ _SPECS = (
         "--topics-to-move-json-file limits it to those topics.",
         metavar="FILE",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "strategy",
@@ -275,6 +330,7 @@ _SPECS = (
         "and bytes per broker; summary on stderr).",
         metavar="apache|balanced",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "engine",
@@ -285,6 +341,7 @@ _SPECS = (
         "installed, else local). Same plan either way.",
         metavar="auto|local|spark",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "spark-master",
@@ -294,6 +351,7 @@ _SPECS = (
         "sc://HOST:PORT (Spark Connect).",
         metavar="URL",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
         "spark-conf",
@@ -301,6 +359,8 @@ _SPECS = (
         help="kreassign: a Spark setting for --engine spark, KEY=VALUE; repeat the option for more.",
         metavar="KEY=VALUE",
         apache=False,
+        panel=EXTENSIONS_PANEL,
+        repeated=True,
     ),
     OptionSpec(
         "max-disk-usage",
@@ -319,7 +379,21 @@ _SPECS = (
         "topics should end with (default: each keeps its own).",
         metavar="N",
         apache=False,
+        panel=EXTENSIONS_PANEL,
     ),
+    OptionSpec("version", Arity.FLAG, help="Display Kafka version."),
+    OptionSpec(
+        "zookeeper",
+        Arity.REQUIRED,
+        help="DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string "
+        "of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot "
+        "path. Does --generate, --execute (with --throttle) and --verify through ZooKeeper like Kafka 2.8's "
+        "tool. Please use --bootstrap-server instead.",
+        metavar="HOST:PORT/CHROOT",
+        apache=False,
+        panel=DEPRECATED_PANEL,
+    ),
+    OptionSpec("help", Arity.FLAG, help="Print usage information."),
 )
 
 SPECS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
@@ -360,6 +434,9 @@ _BATCHED = (
     "max-partition-movements",
     "max-replica-movements",
     "max-leader-movements",
+    "max-broker-movements",
+    "order",
+    "adaptive",
     "dry-run",
     "poll-interval-ms",
     "stall-timeout-ms",
@@ -384,7 +461,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
     "progress": ("fail-if-incomplete", "output"),
 }
 
-BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements")
+BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
 """Any of these turns --execute into the batched executor."""
 
 
@@ -411,6 +488,9 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "max-partition-movements",
     "max-replica-movements",
     "max-leader-movements",
+    "max-broker-movements",
+    "order",
+    "adaptive",
     "dry-run",
     "output",
     "journal-file",

@@ -570,10 +570,12 @@ class KafkaCluster:
         return failures, accepted
 
     # -------------------------------------------------------------------------- replica state (--progress)
-    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
-        """One DescribeLogDirs (all topics) per broker, all in flight at once. A replica moving between
-        log dirs counts its current log only; offline log dirs and brokers missing from the metadata
-        are left out."""
+    def replica_sizes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
+        """One DescribeLogDirs (all topics, or only ``partitions``) per broker, all in flight at once. A
+        replica moving between log dirs counts its current log only; offline log dirs and brokers missing
+        from the metadata are left out."""
         from kafka.protocol.admin import DescribeLogDirsRequest
 
         call = "describeLogDirs"
@@ -584,7 +586,16 @@ class KafkaCluster:
             raise self.errors.unsupported_with_controllers()
         self._kafka_python_admin(call)
         known = self._known_brokers(wanted, call)
-        requests = {broker_id: (lambda: DescribeLogDirsRequest(topics=None)) for broker_id in sorted(known)}
+        topics = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = defaultdict(list)
+            for tp in dict.fromkeys(partitions):
+                by_topic[tp.topic].append(tp.partition)
+            if not by_topic:
+                return {}
+            topic_type = DescribeLogDirsRequest.DescribableLogDirTopic
+            topics = [topic_type(topic=t, partitions=p) for t, p in sorted(by_topic.items())]
+        requests = {broker_id: (lambda: DescribeLogDirsRequest(topics=topics)) for broker_id in sorted(known)}
         responses = self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
         sizes: dict[TopicPartitionReplica, int] = {}
         for broker_id, response in responses.items():

@@ -11,13 +11,14 @@ Time only moves when ``advance`` (or ``sleep``) is called, so tests need no real
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import UnknownTopicOrPartitionError
 from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
-from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS
+from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE
 
 
 @dataclass
@@ -33,12 +34,14 @@ class _Partition:
 
 
 class SimulatedCluster:
-    def __init__(self, brokers: Iterable[Broker], bandwidth: float = 50_000_000.0) -> None:
+    def __init__(self, brokers: Iterable[Broker], bandwidth: float = 50_000_000.0, shared_links: bool = False) -> None:
         self.brokers = {b.id: b for b in brokers}
+        self.shared_links = shared_links
         self.offline: set[int] = set()
         self.bandwidth = bandwidth  # bytes/s a broker fetches unthrottled
         self.now = 0.0
         self.partitions: dict[TopicPartition, _Partition] = {}
+        self._topics: dict[str, list[TopicPartition]] = {}  # partitions of each topic, in order
         self.configs: dict[ConfigResource, dict[str, str]] = {}
         self.calls: list[str] = []  # every mutating call, for tests
         self.fail_next: dict[str, Exception] = {}  # method name -> exception raised once
@@ -49,6 +52,7 @@ class SimulatedCluster:
             self.partitions[TopicPartition(name, p)] = _Partition(
                 list(replicas), list(replicas), replicas[0], size, messages
             )
+        self._topics[name] = sorted(tp for tp in self.partitions if tp.topic == name)
 
     def stop_broker(self, broker_id: int) -> None:
         self.offline.add(broker_id)
@@ -69,6 +73,7 @@ class SimulatedCluster:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+        shared = self._shared_rates() if self.shared_links else {}
         for tp, part in self.partitions.items():
             if part.leader is None and any(r not in self.offline for r in part.replicas):
                 part.leader = next(r for r in part.replicas if r not in self.offline)
@@ -81,11 +86,46 @@ class SimulatedCluster:
             for r, copied in list(part.copied.items()):
                 if r in self.offline or part.leader is None or r in part.isr:
                     continue
-                part.copied[r] = min(part.size, copied + self._rate(tp, r) * seconds)
+                rate = shared.get((tp, r), 0.0) if self.shared_links else self._rate(tp, r)
+                part.copied[r] = min(part.size, copied + rate * seconds)
                 if part.copied[r] >= part.size:
                     part.isr.append(r)
             if all(r in part.isr for r in part.target):
                 self._complete(part)
+
+    def _link_capacity(self, broker: int, config: str) -> float:
+        rate = self.configs.get(ConfigResource(ResourceType.BROKER, str(broker)), {}).get(config)
+        return self.bandwidth if rate is None else min(self.bandwidth, float(rate))
+
+    def _shared_rates(self) -> dict[tuple[TopicPartition, int], float]:
+        """Max-min fair shares of the links (progressive filling) for every copy under way."""
+        links: dict[tuple[str, int], set[tuple[TopicPartition, int]]] = defaultdict(set)
+        ends: dict[tuple[TopicPartition, int], tuple[tuple[str, int], tuple[str, int]]] = {}
+        for tp, part in self.partitions.items():
+            if part.target is None or part.leader is None or part.leader in self.offline:
+                continue
+            for r in part.copied:
+                if r not in part.isr and r not in self.offline:
+                    ends[(tp, r)] = (("in", r), ("out", part.leader))
+                    links[("in", r)].add((tp, r))
+                    links[("out", part.leader)].add((tp, r))
+        left = {
+            link: self._link_capacity(link[1], FOLLOWER_THROTTLED_RATE if link[0] == "in" else LEADER_THROTTLED_RATE)
+            for link in links
+        }
+        rates: dict[tuple[TopicPartition, int], float] = {}
+        while links:
+            link = min(links, key=lambda k: left[k] / len(links[k]))
+            share = left[link] / len(links[link])
+            for copy in links.pop(link):
+                rates[copy] = share
+                for other in ends[copy]:
+                    if other != link and other in links:
+                        links[other].discard(copy)
+                        left[other] -= share
+                        if not links[other]:
+                            del links[other]
+        return rates
 
     def _rate(self, tp: TopicPartition, broker: int) -> float:
         topic = self.configs.get(ConfigResource(ResourceType.TOPIC, tp.topic), {})
@@ -126,7 +166,7 @@ class SimulatedCluster:
         self._fail_if_asked("describe_topics")
         result: dict[str, list[PartitionInfo]] = {}
         for topic in topics:
-            parts = sorted((tp, p) for tp, p in self.partitions.items() if tp.topic == topic)
+            parts = [(tp, self.partitions[tp]) for tp in self._topics.get(topic, []) if tp in self.partitions]
             if not parts:
                 raise UnknownTopicOrPartitionError(
                     f"org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic {topic} not found."
@@ -252,14 +292,23 @@ class SimulatedCluster:
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         return {tp: self.partitions[tp].end_offset for tp in partitions}
 
-    def replica_sizes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def replica_sizes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         self._fail_if_asked("replica_sizes")
-        return self._replica_bytes(broker_ids)
+        return self._replica_bytes(broker_ids, partitions)
 
-    def _replica_bytes(self, broker_ids: Iterable[int]) -> dict[TopicPartitionReplica, int]:
+    def _replica_bytes(
+        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartitionReplica, int]:
         wanted = set(broker_ids) - self.offline
         result = {}
-        for tp, part in self.partitions.items():
+        chosen = (
+            self.partitions
+            if partitions is None
+            else {tp: self.partitions[tp] for tp in partitions if tp in self.partitions}
+        )
+        for tp, part in chosen.items():
             for r in part.replicas:
                 if r in wanted:
                     size = int(part.copied[r]) if r in part.copied else part.size

@@ -2,9 +2,17 @@
 and cleans up whatever happens.
 
 One thread, one loop, clock and sleep injected (tests run it against the simulated cluster with a fake
-clock). Every poll: read requests from the control file, observe the cluster, finish the steps that
-completed, start new steps in the free slots, write the journal, report progress. The state of each
-partition is read from the cluster, not assumed, so a resumed run never repeats a finished step.
+clock). Every poll: read requests from the control file, observe the steps in flight (the controller's
+reassignment list and the metadata of their partitions only), finish the steps that completed (the
+preferred-leader elections due go in one request), choose the steps to start in the free slots from what
+the run knows of the idle partitions, read those partitions again and start the ones still as known and
+healthy, append what changed to the journal, report progress. What a poll asks the cluster and writes
+grows with the steps in flight, not with the plan. The state of each partition is read from the cluster
+when the run starts, so a resumed run never repeats a finished step.
+
+Waiting steps sit in a priority queue (leader movements first, then the chosen order); a step that cannot
+start because a broker (or L) is full is parked on that broker and looked at again only when a step of
+that broker ends, so choosing costs what it starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
 steps still moving (unless the plan completed), restores the throttles recorded before the first step,
@@ -14,19 +22,23 @@ and writes the outcome to the journal.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
-from kreassign.cluster.port import ClusterPort
+from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import CommandError, KreassignError, is_transient
-from kreassign.execution.journal import Journal, JournalState
+from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.throttles import ThrottleLifecycle
-from kreassign.model import PartitionInfo, TopicPartition, TopicPartitionReplica
-from kreassign.planning.steps import Limits, Step, next_step, plan_partition, select_steps
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.adaptive import Aimd, Signals
+from kreassign.planning.progress import UnderReplication, classify_urp
+from kreassign.planning.steps import Limits, Step, next_step, plan_partition, priority, select_steps, step_brokers
 
 
 @dataclass
@@ -116,7 +128,7 @@ def signal_received() -> int | None:
 
 @dataclass
 class Outcome:
-    status: str  # completed, cancelled, interrupted, failed
+    status: RunStatus  # completed, cancelled, interrupted or failed
     steps_done: int
     partitions_done: int
     partitions: int
@@ -125,19 +137,34 @@ class Outcome:
     failures: dict[TopicPartition, str] = field(default_factory=dict)
     reverted: list[TopicPartition] = field(default_factory=list)
     message: str = ""
+    signum: int | None = None  # the signal that interrupted the run
 
 
 OFFLINE_RECHECKS = 5
 """How many times (a second apart) clean-up asks again before leaving an offline broker's rates for later."""
 
-METADATA_LAG_S = 30.0
-"""How long a finished step may still look unfinished in broker metadata before it is planned again."""
+HEALTH_RECHECK_S = 10.0
+"""How often a partition that waits for its health (under-replicated, at or under min ISR) is read again."""
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+
+ADAPT_INTERVAL_S = 10.0
+"""--adaptive: how often the cluster's health is sampled and the per-broker limit reconsidered."""
+
+STALLED_COPY_S = 60.0
+"""--adaptive: a copy whose bytes have not grown for this long has stopped progressing."""
+
+ORDERS = ("plan", "small-first", "large-first")
+
+_LEADERS = -1  # the parking place of leader movements waiting for L
+_HEALTH = -2  # the parking place of partitions waiting for their health
 
 
 @dataclass
 class _Moving:
     step: Step
     since: float
+    brokers: frozenset[int] = frozenset()
     electing: bool = False
     lagging_since: float | None = None
 
@@ -152,6 +179,8 @@ class BatchedExecutor:
         reporter: Reporter,
         *,
         allow_replication_factor_change: bool = True,
+        order: str = "plan",
+        adaptive: bool = False,
         poll_interval: float = 1.0,
         stall_timeout: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
@@ -168,16 +197,40 @@ class BatchedExecutor:
         self.clock = clock
         self.sleep = sleep
         self.throttles = ThrottleLifecycle(port, state.recorded_throttles)
+        self.order = order
         self.moving: dict[TopicPartition, _Moving] = {}
         self.failures: dict[TopicPartition, str] = {}
         self.done: set[TopicPartition] = set()
         self.sizes: dict[TopicPartition, int] = {}
+        # what the run knows of each partition of the plan: replicas and leader, as last read
+        self.current: dict[TopicPartition, tuple[int, ...]] = {}
+        self.leader: dict[TopicPartition, int | None] = {}
+        self.waiting: dict[TopicPartition, Step] = {}  # the next step of each idle partition
+        self._rank: dict[TopicPartition, int] = {}
+        self._queue: list[tuple[tuple[int, int], TopicPartition]] = []  # heap of waiting partitions to look at
+        self._queued: set[TopicPartition] = set()
+        self._parked: dict[int, list[TopicPartition]] = {}  # broker (or _LEADERS, _HEALTH) -> partitions
+        self._health_checked = float("-inf")
+        self._min_isr: dict[str, int] = {}
+        self.broker_load: Counter[int] = Counter()
+        self._remaining: dict[TopicPartition, int] = {}  # steps left per partition
+        self._remaining_total = 0
+        self._unfinished_on: Counter[int] = Counter()  # unfinished partitions whose target has the broker
+        self._changed: set[TopicPartition] = set()  # partitions whose journal record is out of date
+        self._parked_now: set[TopicPartition] = set()
+        self._described: dict[str, list[PartitionInfo]] = {}  # topics described during this poll
+        self.aimd = Aimd(limits.brokers, state.broker_limit) if adaptive and limits.brokers else None
+        self._adapted_at: float | None = None
+        self._peak_load = 0  # the most steps one broker was part of since the last adaptation
+        self._copy_seen: dict[TopicPartition, tuple[int, float]] = {}  # bytes copied, since when
+        self._known_brokers: set[int] = set()
         self.bytes_done = 0
         self.bytes_total: int | None = None
         self._rate: float | None = None
         self._last_sample: tuple[float, int] | None = None
         self._started = clock()
         self._waiting_notes: dict[TopicPartition, str] = {}
+        self._lag_notes: dict[TopicPartition, str] = {}
         self._partial: dict[TopicPartition, int] = {}  # bytes copied so far by the steps in flight
         self._offline_since: dict[int, float] = {}
         self._live: set[int] = set()
@@ -186,34 +239,37 @@ class BatchedExecutor:
 
     # ---------------------------------------------------------------- the run
     def run(self) -> Outcome:
-        status, message = "failed", ""
+        status, message, signum = RunStatus.FAILED, "", None
         try:
             self._start()
             while True:
+                poll_started = self.clock()
                 request = self._control()
                 if request == "cancel":
-                    status, message = "cancelled", "cancelled by --cancel"
+                    status, message = RunStatus.CANCELLED, "cancelled by --cancel"
                     break
                 try:
-                    info, active, live = self._observe()
-                    self._finish_steps(info, active)
+                    self._observe_brokers()
+                    self._finish_steps()
                     if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
-                        status = "completed" if not self.failures else "failed"
+                        status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
                         break
-                    self._check_offline(live)
-                    self._start_steps(info, active, live)
-                    self._save()
-                    self.reporter.progress(self._progress(info))
+                    self._check_offline(self._live)
+                    self._start_steps()
+                    self._adapt()
+                    self._save_changes()
+                    self.reporter.progress(self._progress())
                     self._failing_since = None
                 except KreassignError as exc:
                     if not is_transient(exc):
                         raise
                     self._wait_out(exc)
-                self.sleep(self.poll_interval)
+                # a poll every interval: the time the poll took counts
+                self.sleep(max(0.0, self.poll_interval - (self.clock() - poll_started)))
         except Interrupted as exc:
-            status, message = "interrupted", f"interrupted by {exc}"
+            status, message, signum = RunStatus.INTERRUPTED, f"interrupted by {exc}", exc.signum
         except BaseException as exc:
-            status, message = "failed", str(getattr(exc, "message", None) or exc) or type(exc).__name__
+            status, message = RunStatus.FAILED, str(getattr(exc, "message", None) or exc) or type(exc).__name__
             raise
         finally:
             with signals_deferred():
@@ -228,27 +284,65 @@ class BatchedExecutor:
             dict(self.failures),
             reverted,
             message,
+            signum,
         )
 
     def _start(self) -> None:
         self._live = {b.id for b in self.port.describe_brokers()}
+        self._known_brokers = set(self._live)
+        if self.aimd is not None:
+            self.state.broker_limit = self.aimd.limit
+            self.reporter.event(
+                f"Per-broker limit starts at {self.aimd.limit} (--adaptive, at most {self.aimd.maximum})"
+            )
         # a previous run of this plan may have died with its throttles set: restore from what is there now
         self.throttles.adopt_current(self._live)
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
         self.throttles.set_rates(brokers & self._live, self.state.throttle, self.state.log_dir_throttle)
         self._measure_sizes()
+        self._rank = self._ranks()
+        # the only read of every partition of the plan: later polls read what moves or is about to
+        described = self.port.describe_topics(sorted({tp.topic for tp in self.state.target}))
+        for topic, partitions in described.items():
+            for p in partitions:
+                tp = TopicPartition(topic, p.partition)
+                if tp in self.state.target:
+                    self.current[tp] = tuple(p.replicas)
+                    self.leader[tp] = p.leader
         # steps a previous run left in flight: adopt those the cluster is still doing
-        active = self.port.list_reassignments(list(self.state.target))
+        active = self.port.list_reassignments(list(self.state.in_flight)) if self.state.in_flight else {}
+        now = self.clock()
         for tp, (source, target) in list(self.state.in_flight.items()):
             running = active.get(tp)
             if running is not None and set(running.replicas) - set(running.removing) == set(target):
-                self.moving[tp] = _Moving(Step(tp, source, target), self.clock())
+                step = Step(tp, tuple(source), tuple(target))
+                self.current[tp] = step.source
+                self._add_moving(step, now)
             else:
                 self.state.in_flight.pop(tp)
+                self._changed.add(tp)
+        for tp, final in self.state.target.items():
+            self._unfinished_on.update(final)
+            if tp not in self.current:
+                self._fail(tp, "the partition disappeared (topic deleted?)")
+                continue
+            if tp in self.moving:
+                self._set_remaining(tp, self.moving[tp].step.source)
+            else:
+                self._replan(tp)
         if self.moving:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
         self.throttles.throttle_moving(m.step for m in self.moving.values())
+
+    def _ranks(self) -> dict[TopicPartition, int]:
+        """Each partition's place in the chosen order (--order: the plan's, or by size)."""
+        partitions = list(self.state.target)
+        if self.order == "small-first":
+            partitions.sort(key=lambda tp: self.sizes.get(tp, 0))
+        elif self.order == "large-first":
+            partitions.sort(key=lambda tp: -self.sizes.get(tp, 0))
+        return {tp: i for i, tp in enumerate(partitions)}
 
     def _wait_out(self, exc: KreassignError) -> None:
         """The cluster failed a call in a way Kafka calls retriable (controller moving, broker down ...)."""
@@ -264,18 +358,20 @@ class BatchedExecutor:
     def _check_offline(self, live: set[int]) -> None:
         """Brokers the unfinished steps need: report those offline, stop when one stays away too long."""
         now = self.clock()
-        needed = {b for tp, final in self.state.target.items() if tp not in self.done for b in final}
-        needed |= {b for m in self.moving.values() for b in m.step.target}
-        for broker in sorted(needed):
-            if broker in live:
-                if self._offline_since.pop(broker, None) is not None:
-                    self.reporter.event(f"Broker {broker} is back")
+        in_flight = {b for m in self.moving.values() for b in m.step.target}
+        for broker in sorted((set(self._offline_since) | (set(self._unfinished_on) - live)) - live):
+            if self._unfinished_on[broker] <= 0 and broker not in in_flight:
+                self._offline_since.pop(broker, None)
                 continue
             if broker not in self._offline_since:
                 self._offline_since[broker] = now
                 self.reporter.event(f"Broker {broker} is offline; steps that need it wait")
             elif now - self._offline_since[broker] > self.stall_timeout:
                 raise StalledError(f"broker {broker} has been offline for {now - self._offline_since[broker]:.0f} s")
+        for broker in sorted(set(self._offline_since) & live):
+            self._offline_since.pop(broker)
+            self.reporter.event(f"Broker {broker} is back")
+            self._release(broker)
 
     def _measure_sizes(self) -> None:
         replicas = {b for r in self.state.original.values() for b in r}
@@ -313,115 +409,340 @@ class BatchedExecutor:
                 self.state.throttle = inter
             if dirs >= 0:
                 self.state.log_dir_throttle = dirs
+            self.journal.append(self.state, [self.state.settings_record()])
             self.reporter.event(f"Throttle changed to {self.state.throttle} B/s")
         return None
 
-    def _observe(self):
-        described = self.port.describe_topics(sorted({tp.topic for tp in self.state.target}))
+    def _observe_brokers(self) -> None:
+        self._described = {}  # a new poll: topics are described afresh
+        self._live = {b.id for b in self.port.describe_brokers()}
+
+    def _describe(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionInfo]:
+        """The metadata of these partitions (one request for their topics, none for the topics this poll
+        has already described)."""
+        wanted = set(partitions)
+        topics = {tp.topic for tp in wanted} - set(self._described)
+        if topics:
+            self._described.update(self.port.describe_topics(sorted(topics)))
         info: dict[TopicPartition, PartitionInfo] = {}
-        for topic, partitions in described.items():
-            for p in partitions:
-                info[TopicPartition(topic, p.partition)] = p
-        active = self.port.list_reassignments(list(self.state.target))
-        live = {b.id for b in self.port.describe_brokers()}
-        self._live = live
-        return info, active, live
+        for topic in {tp.topic for tp in wanted}:
+            for p in self._described.get(topic, []):
+                tp = TopicPartition(topic, p.partition)
+                if tp in wanted:
+                    info[tp] = p
+        return info
+
+    # ---------------------------------------------------------------- the queue of waiting steps
+    def _replan(self, tp: TopicPartition) -> None:
+        """The partition is idle at ``self.current[tp]``: queue its next step, or mark it done."""
+        self.waiting.pop(tp, None)
+        self._waiting_notes.pop(tp, None)
+        step = next_step(tp, self.current[tp], self.state.target[tp], self.limits.replicas)
+        self._set_remaining(tp, self.current[tp])
+        if step is None:
+            self._finished(tp)
+            return
+        self.waiting[tp] = step
+        self._enqueue(tp)
+
+    def _finished(self, tp: TopicPartition) -> None:
+        if tp not in self.done:
+            self.done.add(tp)
+            self._unfinished_on.subtract(self.state.target[tp])
+
+    def _set_remaining(self, tp: TopicPartition, replicas: tuple[int, ...]) -> None:
+        count = len(plan_partition(tp, replicas, self.state.target[tp], self.limits.replicas))
+        self._remaining_total += count - self._remaining.get(tp, 0)
+        self._remaining[tp] = count
+
+    def _enqueue(self, tp: TopicPartition) -> None:
+        step = self.waiting.get(tp)
+        if step is not None and tp not in self._queued:
+            heapq.heappush(self._queue, (priority(step, self._rank[tp]), tp))
+            self._queued.add(tp)
+
+    def _release(self, place: int) -> None:
+        """Steps parked on this broker (or on L, or on their health) are looked at again."""
+        for tp in self._parked.pop(place, []):
+            self._enqueue(tp)
+
+    def _queued_steps(self, taken: list[TopicPartition]) -> Iterator[Step]:
+        """The waiting steps in priority order, taken off the queue as they are read."""
+        while self._queue:
+            _, tp = heapq.heappop(self._queue)
+            self._queued.discard(tp)
+            step = self.waiting.get(tp)
+            if step is None:
+                continue
+            offline = sorted(set(step.target) - self._live)
+            if offline:
+                self._waiting_notes[tp] = f"{tp} waits for broker {','.join(map(str, offline))} (offline)"
+                self._parked.setdefault(offline[0], []).append(tp)
+                self._parked_now.add(tp)
+                continue
+            taken.append(tp)
+            yield step
+
+    def _park(self, step: Step, broker: int | None) -> None:
+        self._parked.setdefault(_LEADERS if broker is None else broker, []).append(step.partition)
+        self._parked_now.add(step.partition)
+
+    def broker_limit(self) -> int | None:
+        return self.aimd.limit if self.aimd is not None else self.limits.brokers
+
+    # ---------------------------------------------------------------- --adaptive
+    def _adapt(self) -> None:
+        if self.aimd is None:
+            return
+        self._peak_load = max(self._peak_load, max(self.broker_load.values(), default=0))
+        now = self.clock()
+        if self._adapted_at is None:
+            self._adapted_at = now
+        if now - self._adapted_at < ADAPT_INTERVAL_S:
+            return
+        self._adapted_at = now
+        change = self.aimd.observe(self._signals(now))
+        self._peak_load = 0
+        if change is None:
+            return
+        self.state.broker_limit = change.after
+        self.state.limit_changes.append(
+            {"at_s": round(now - self._started, 3), "from": change.before, "to": change.after, "reason": change.reason}
+        )
+        self.journal.append(self.state, [self.state.settings_record()])
+        self.reporter.event(f"Per-broker limit {change.before} -> {change.after}: {change.reason}")
+        if change.after > change.before:
+            for place in list(self._parked):
+                if place >= 0:
+                    self._release(place)
+
+    def _signals(self, now: float) -> Signals:
+        """The cluster's health now: every topic it lists (the plan's when the port cannot list them)."""
+        lister = getattr(self.port, "list_topic_names", None)
+        topics = set(lister()) if lister is not None else {tp.topic for tp in self.state.target}
+        described = self.port.describe_topics(sorted(topics))
+        self._read_min_isr(set(described))
+        at_min = under = 0
+        for topic, infos in described.items():
+            min_isr = self._min_isr.get(topic, 1)
+            for info in infos:
+                tp = TopicPartition(topic, info.partition)
+                moving = self.moving.get(tp)
+                adding = () if moving is None else moving.step.adding
+                own = [b for b in info.replicas if b not in adding]  # a replica being added is not missing
+                if len(info.isr) <= min_isr and any(b not in info.isr for b in own):
+                    at_min += 1
+                reassigning = None if moving is None else PartitionReassignment(info.replicas, adding, ())
+                if classify_urp(info, reassigning) is UnderReplication.UNDER_REPLICATED:
+                    under += 1
+        stalled = 0
+        for tp, moving in self.moving.items():
+            copied = self._partial.get(tp, 0)
+            seen = self._copy_seen.get(tp)
+            if seen is None or seen[0] != copied:
+                self._copy_seen[tp] = (copied, now)
+            elif moving.step.adding and not moving.electing and now - seen[1] >= STALLED_COPY_S:
+                stalled += 1
+        for tp in set(self._copy_seen) - set(self.moving):
+            del self._copy_seen[tp]
+        limit = self.broker_limit() or 0
+        return Signals(
+            at_min_isr=at_min,
+            under_replicated=under,
+            offline_brokers=len(self._known_brokers - self._live),
+            stalled_copies=stalled,
+            rate=self._rate,
+            saturated=self._peak_load >= limit,
+        )
 
     # ---------------------------------------------------------------- steps
-    def _finish_steps(self, info, active) -> None:
+    def _add_moving(self, step: Step, now: float) -> None:
+        brokers = step_brokers(step, self.leader.get(step.partition))
+        self.moving[step.partition] = _Moving(step, now, brokers)
+        self.broker_load.update(brokers)
+
+    def _remove_moving(self, tp: TopicPartition) -> None:
+        moving = self.moving.pop(tp, None)
+        if moving is None:
+            return
+        self.broker_load.subtract(moving.brokers)
+        limit = self.broker_limit()
+        for b in moving.brokers:
+            if self.broker_load[b] <= 0:
+                del self.broker_load[b]
+            if limit is None or self.broker_load[b] < limit:
+                self._release(b)
+        if moving.step.moves_leader:
+            self._release(_LEADERS)
+
+    def _finish_steps(self) -> None:
+        if not self.moving:
+            return
+        # the controller says which steps are still running; the metadata of those that are not says how
+        # they ended (a broker's metadata may lag the controller: such a step waits, it is never resubmitted)
+        active = self.port.list_reassignments(list(self.moving))
+        info = self._describe(tp for tp in self.moving if tp not in active)
+        elect: list[TopicPartition] = []
+        self._lag_notes = {}
         for tp, moving in list(self.moving.items()):
             step = moving.step
-            current = info.get(tp)
-            if current is None:
-                self._fail(tp, "the partition disappeared (topic deleted?)")
-                continue
             running = active.get(tp)
             if running is not None:
                 if set(running.replicas) - set(running.removing) != set(step.target):
                     self._fail(tp, f"someone else changed its reassignment (now to {list(running.replicas)})")
                 continue
+            current = info.get(tp)
+            if current is None:
+                self._fail(tp, "the partition disappeared (topic deleted?)")
+                continue
+            self.leader[tp] = current.leader
             if tuple(current.replicas) != step.target:
                 union = set(step.source) | set(step.target)
                 if set(current.replicas) == union and set(current.replicas) != set(step.source):
                     # the controller has finished the step, the metadata of the broker we asked has not yet
                     moving.lagging_since = moving.lagging_since or self.clock()
-                    if self.clock() - moving.lagging_since < METADATA_LAG_S:
-                        continue
+                    self._lag_notes[tp] = f"{tp} waits for the metadata of its finished step"
+                    continue
                 # cancelled or overridden from outside: plan again from where it is
                 self.reporter.event(
                     f"{tp}: step to {list(step.target)} did not complete (replicas are {list(current.replicas)}); re-planning"
                 )
                 self._forget(tp)
+                self.current[tp] = tuple(current.replicas)
+                self._replan(tp)
                 continue
             if step.moves_leader and current.leader != step.target[0]:
                 if step.target[0] in current.isr:
-                    errors = self.port.elect_preferred_leaders([tp])
-                    if tp in errors and not moving.electing:
-                        self.reporter.event(f"{tp}: preferred leader election pending ({errors[tp]})")
-                    moving.electing = True
+                    elect.append(tp)
                 continue
             self._complete(tp, step)
-        for tp, final in self.state.target.items():
-            idle = tp not in self.moving and tp not in self.failures and tp not in active
-            if idle and tp in info and tuple(info[tp].replicas) == tuple(final):
-                self.done.add(tp)
-        if self.moving or self.done:
-            self.throttles.throttle_moving(m.step for m in self.moving.values())
+        if elect:  # one request for every election due
+            errors = self.port.elect_preferred_leaders(elect)
+            for tp in elect:
+                if tp in errors and not self.moving[tp].electing:
+                    self.reporter.event(f"{tp}: preferred leader election pending ({errors[tp]})")
+                self.moving[tp].electing = True
+        self.throttles.throttle_moving(m.step for m in self.moving.values())
 
     def _complete(self, tp: TopicPartition, step: Step) -> None:
         self._partial.pop(tp, None)
-        self.moving.pop(tp)
+        self._remove_moving(tp)
         self.state.in_flight.pop(tp, None)
         self.state.steps_done[tp] = self.state.steps_done.get(tp, 0) + 1
+        self._changed.add(tp)
         self.bytes_done += len(step.adding) * self.sizes.get(tp, 0)
-        if step.target == self.state.target[tp]:
-            self.done.add(tp)
+        self.current[tp] = step.target
+        self._replan(tp)
 
     def _forget(self, tp: TopicPartition) -> None:
         self._partial.pop(tp, None)
-        self.moving.pop(tp, None)
-        self.state.in_flight.pop(tp, None)
+        self._remove_moving(tp)
+        if self.state.in_flight.pop(tp, None) is not None:
+            self._changed.add(tp)
 
     def _fail(self, tp: TopicPartition, reason: str) -> None:
         self._forget(tp)
+        self.waiting.pop(tp, None)
+        if tp not in self.failures and tp not in self.done:
+            self._unfinished_on.subtract(self.state.target[tp])
+        self._remaining_total -= self._remaining.pop(tp, 0)
         self.failures[tp] = reason
         self.reporter.event(f"{tp}: {reason}; leaving it alone")
 
-    def _start_steps(self, info, active, live) -> None:
-        candidates = []
-        self._waiting_notes = {}
-        for tp, final in self.state.target.items():
-            if tp in self.moving or tp in self.done or tp in self.failures or tp not in info:
-                continue
+    def _health_reason(self, tp: TopicPartition, info: PartitionInfo) -> str | None:
+        """Why an idle partition must not move now (KIP-352: a replica of its own out of the ISR), or None."""
+        if classify_urp(info, None) is not UnderReplication.UNDER_REPLICATED:
+            return None
+        min_isr = self._min_isr.get(tp.topic, 1)
+        out = ",".join(str(b) for b in info.replicas if b not in info.isr)
+        if len(info.isr) <= min_isr:
+            return f"{tp} waits: at or under min.insync.replicas (ISR {len(info.isr)} of {len(info.replicas)}, min {min_isr})"
+        return f"{tp} waits: under-replicated (out of ISR: {out})"
+
+    def _read_min_isr(self, topics: set[str]) -> None:
+        unknown = sorted(topics - set(self._min_isr))
+        if not unknown:
+            return
+        try:
+            described = self.port.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in unknown])
+        except KreassignError as exc:
+            if not is_transient(exc):
+                raise
+            return  # asked again next time
+        for topic in unknown:
+            value = described.get(ConfigResource(ResourceType.TOPIC, topic), {}).get(MIN_INSYNC_REPLICAS)
+            self._min_isr[topic] = int(value) if value and value.isdigit() else 1
+
+    def _start_steps(self) -> None:
+        now = self.clock()
+        if now - self._health_checked >= HEALTH_RECHECK_S:
+            self._health_checked = now
+            self._release(_HEALTH)
+        taken: list[TopicPartition] = []
+        self._parked_now = set()
+        chosen = select_steps(
+            self._queued_steps(taken),
+            len(self.moving),
+            sum(m.step.moves_leader for m in self.moving.values()),
+            self.limits,
+            self.broker_load,
+            broker_limit=self.broker_limit(),
+            leader_of=lambda step: self.leader.get(step.partition),
+            blocked=self._park,
+        )
+        picked = {s.partition for s in chosen}
+        for tp in taken:  # read but neither chosen nor parked (the slots ran out): back in the queue
+            if tp not in picked and tp not in self._parked_now:
+                self._enqueue(tp)
+        if not chosen:
+            return
+        # read the partitions about to start: someone may have moved them, or they may be unhealthy
+        about = [s.partition for s in chosen]
+        active = self.port.list_reassignments(about)
+        info = self._describe(about)
+        self._read_min_isr({tp.topic for tp in about})
+        starting: list[Step] = []
+        for step in chosen:
+            tp = step.partition
             if tp in active:
                 self._fail(tp, f"is being reassigned by someone else (to {list(active[tp].replicas)})")
                 continue
-            step = next_step(tp, info[tp].replicas, final, self.limits.replicas)
-            if step is None:
-                self.done.add(tp)
+            current = info.get(tp)
+            if current is None:
+                self._fail(tp, "the partition disappeared (topic deleted?)")
                 continue
-            offline = sorted(set(step.target) - live)
-            if offline:
-                self._waiting_notes[tp] = f"{tp} waits for broker {','.join(map(str, offline))} (offline)"
+            self.leader[tp] = current.leader
+            if tuple(current.replicas) != self.current[tp]:
+                self.current[tp] = tuple(current.replicas)
+                self._replan(tp)  # moved from outside since it was last read: next poll takes its new step
                 continue
-            candidates.append(step)
-        leaders = sum(m.step.moves_leader for m in self.moving.values())
-        chosen = select_steps(candidates, len(self.moving), leaders, self.limits)
-        if not chosen:
+            reason = self._health_reason(tp, current)
+            if reason is not None:
+                if self._waiting_notes.get(tp) != reason:
+                    self.reporter.event(reason)
+                self._waiting_notes[tp] = reason
+                self._parked.setdefault(_HEALTH, []).append(tp)
+                continue
+            self._waiting_notes.pop(tp, None)
+            starting.append(step)
+        if not starting:
             return
-        now = self.clock()
-        for step in chosen:
-            self.moving[step.partition] = _Moving(step, now)
+        for step in starting:
+            self.waiting.pop(step.partition, None)
+            self._add_moving(step, now)
             self.state.in_flight[step.partition] = (step.source, step.target)
+            self._changed.add(step.partition)
         self.throttles.throttle_moving(m.step for m in self.moving.values())
-        self._save()  # the journal knows about a step before the cluster does
-        errors = self.port.alter_reassignments({s.partition: s.target for s in chosen}, self.allow_rf_change)
-        for step in chosen:
+        self._save_changes()  # the journal knows about a step before the cluster does
+        errors = self.port.alter_reassignments({s.partition: s.target for s in starting}, self.allow_rf_change)
+        for step in starting:
             error = errors.get(step.partition)
             if error is None:
                 self.reporter.event(f"Started {step.describe()}")
             elif is_transient(error):
                 self._forget(step.partition)
+                self.waiting[step.partition] = step
+                self._enqueue(step.partition)
                 self.reporter.event(f"{step.partition}: step to {list(step.target)} not accepted yet ({error})")
             else:
                 self._fail(step.partition, f"step to {list(step.target)} was refused: {error}")
@@ -434,7 +755,7 @@ class BatchedExecutor:
             return None
         return self.bytes_done + sum(self._partial.values())
 
-    def _progress(self, info) -> Progress:
+    def _progress(self) -> Progress:
         now = self.clock()
         if self.bytes_total is not None:
             adding = [
@@ -442,9 +763,9 @@ class BatchedExecutor:
             ]
             self._partial = {}
             brokers = sorted({r.broker_id for r in adding} & self._live)  # a stopped broker would not answer
-            if brokers:
+            if brokers and self.bytes_total:  # nothing to copy (empty partitions): nothing to ask
                 try:
-                    sizes = self.port.replica_sizes(brokers)
+                    sizes = self.port.replica_sizes(brokers, list(self.moving))
                 except Exception:  # display only
                     sizes = {}
                 for replica in adding:
@@ -460,18 +781,13 @@ class BatchedExecutor:
         eta = None
         if self._rate and self.bytes_total is not None and moved_bytes is not None:
             eta = max(0.0, (self.bytes_total - moved_bytes) / self._rate)
-        remaining = 0
-        for tp, final in self.state.target.items():
-            if tp in self.moving:  # metadata lists every replica of a reassigning partition: plan from the step
-                remaining += len(plan_partition(tp, self.moving[tp].step.source, final, self.limits.replicas))
-            elif tp in info and tp not in self.failures:
-                remaining += len(plan_partition(tp, info[tp].replicas, final, self.limits.replicas))
-        steps_total = sum(self.state.steps_done.values()) + remaining
+        steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self._offline_since))))} (offline)"
             for tp, m in self.moving.items()
             if set(m.step.target) & set(self._offline_since)
         ][:3]
+        notes += list(self._lag_notes.values())[:3]
         notes += list(self._waiting_notes.values())[:3]
         notes += [f"{tp}: {reason}" for tp, reason in list(self.failures.items())[:3]]
         total = len(self.state.target)
@@ -491,14 +807,22 @@ class BatchedExecutor:
         )
 
     # ---------------------------------------------------------------- the end
+    def _save_changes(self) -> None:
+        """What changed since the last write, appended to the journal's log (nothing when nothing did)."""
+        if self._changed:
+            records = [self.state.partition_record(tp) for tp in sorted(self._changed)]
+            self._changed.clear()
+            self.journal.append(self.state, records)
+
     def _save(self) -> None:
+        self._changed.clear()
         self.journal.save(self.state)
 
-    def _clean_up(self, status: str, message: str) -> list[TopicPartition]:
+    def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
         """Runs in ``finally``: revert the steps in flight (unless done), restore throttles, record the end."""
         problems = []
         reverted: list[TopicPartition] = []
-        if self.moving and status != "completed":
+        if self.moving and status is not RunStatus.COMPLETED:
             try:
                 data_moving = [tp for tp, m in self.moving.items() if not m.electing]
                 if data_moving:
@@ -537,7 +861,7 @@ class BatchedExecutor:
                 )
         except Exception as exc:
             problems.append(str(getattr(exc, "message", None) or exc))
-        self.state.status = status if not problems else "failed"
+        self.state.status = status if not problems else RunStatus.FAILED
         self.state.message = "; ".join([m for m in [message, *problems] if m])
         try:
             self._save()

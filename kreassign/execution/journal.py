@@ -1,7 +1,11 @@
 """The journal of a batched reassignment: what a later run needs to resume, cancel or roll back.
 
 One JSON file per plan (default ``$XDG_STATE_HOME/kreassign/<plan id>.json``), written atomically
-(temporary file, fsync, rename) and readable by its owner only. Next to it:
+(temporary file, fsync, rename) and readable by its owner only, when a run starts and when it ends. While
+it runs, what changes (a step started or finished, a new throttle, an adapted per-broker limit) is appended
+to ``<journal>.log``, one JSON line per change, fsynced once per poll that changed something; ``load``
+replays it over the journal (a torn last line, from a crash while writing it, is ignored), and ``save``
+folds it back in. A journal without a log (written by an earlier version) resumes as it is. Next to it:
 
 * ``<journal>.lock``: held (``flock``) by the process that runs the plan, so a second run of the same
   command knows the plan is being executed, and a run after a crash or ``kill -9`` knows it is not;
@@ -19,12 +23,31 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from kreassign.errors import CommandError
 from kreassign.model import TopicPartition
 
 JOURNAL_VERSION = 1
+COMPACT_LINES = 10_000
+"""Lines the log may reach before the journal is rewritten with them folded in."""
+
+
+class RunStatus(StrEnum):
+    """Where a batched run stands (the journal's ``status``) or how it ended (the executor's outcome).
+    The journal's JSON holds the values, so journals of earlier versions still load."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+    @property
+    def resumable(self) -> bool:
+        """A run of the plan with this status left work that the same command resumes (and --cancel stops)."""
+        return self in (RunStatus.RUNNING, RunStatus.INTERRUPTED, RunStatus.FAILED)
 
 
 def plan_id(targets: Mapping[TopicPartition, Sequence[int]]) -> str:
@@ -38,19 +61,10 @@ def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Pat
     return Path(state) / "kreassign" / f"{plan_id(targets)}.json"
 
 
-def _key(tp: TopicPartition) -> str:
-    return f"{tp.topic}\t{tp.partition}"
-
-
-def _tp(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition("\t")
-    return TopicPartition(topic, int(partition))
-
-
 @dataclass
 class JournalState:
     plan_id: str
-    status: str  # running, completed, cancelled, interrupted, failed
+    status: RunStatus
     original: dict[TopicPartition, tuple[int, ...]]
     target: dict[TopicPartition, tuple[int, ...]]
     limits: dict[str, int | None]
@@ -58,12 +72,15 @@ class JournalState:
     log_dir_throttle: int = -1
     # throttle configs as they were before the first step: {"topic"|"broker": {name: {config: value|None}}}
     recorded_throttles: dict[str, dict[str, dict[str, str | None]]] = field(default_factory=dict)
-    in_flight: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    # partition -> (source, target) of the step in flight
+    in_flight: dict[TopicPartition, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     steps_done: dict[TopicPartition, int] = field(default_factory=dict)
     pid: int = 0
     started: float = 0.0
     updated: float = 0.0
     message: str = ""
+    broker_limit: int | None = None  # the per-broker limit as --adaptive last set it
+    limit_changes: list[dict] = field(default_factory=list)  # {"at", "from", "to", "reason"} of --adaptive
 
     def to_json(self) -> dict:
         return {
@@ -79,13 +96,15 @@ class JournalState:
             "throttle": self.throttle,
             "log_dir_throttle": self.log_dir_throttle,
             "recorded_throttles": self.recorded_throttles,
+            "broker_limit": self.broker_limit,
+            "limit_changes": self.limit_changes,
             "partitions": [
                 {
                     "topic": tp.topic,
                     "partition": tp.partition,
                     "original": list(self.original.get(tp, ())),
                     "target": list(target),
-                    "in_flight": None if tp not in self.in_flight else list(self.in_flight[tp]),
+                    "in_flight": None if tp not in self.in_flight else [list(r) for r in self.in_flight[tp]],
                     "steps_done": self.steps_done.get(tp, 0),
                 }
                 for tp, target in self.target.items()
@@ -102,7 +121,7 @@ class JournalState:
             raise ValueError("not a kreassign journal of version 1")
         state = cls(
             plan_id=data["plan_id"],
-            status=data["status"],
+            status=RunStatus(data["status"]),
             original={},
             target={},
             limits=data.get("limits", {}),
@@ -113,15 +132,56 @@ class JournalState:
             started=data.get("started", 0.0),
             updated=data.get("updated", 0.0),
             message=data.get("message", ""),
+            broker_limit=data.get("broker_limit"),
+            limit_changes=list(data.get("limit_changes", [])),
         )
         for entry in data["partitions"]:
             tp = TopicPartition(entry["topic"], entry["partition"])
             state.original[tp] = tuple(entry["original"])
             state.target[tp] = tuple(entry["target"])
-            if entry.get("in_flight") is not None:
-                state.in_flight[tp] = tuple(entry["in_flight"])
-            state.steps_done[tp] = entry.get("steps_done", 0)
+            state.apply_partition(tp, entry)
         return state
+
+    def apply_partition(self, tp: TopicPartition, entry: dict) -> None:
+        """A partition's in-flight step and steps done, from the journal or a line of its log."""
+        if entry.get("in_flight") is not None:
+            source, target = entry["in_flight"]
+            self.in_flight[tp] = (tuple(source), tuple(target))
+        else:
+            self.in_flight.pop(tp, None)
+        self.steps_done[tp] = entry.get("steps_done", 0)
+
+    def partition_record(self, tp: TopicPartition) -> dict:
+        """A line of the log: the partition's step in flight and steps done as they are now."""
+        flight = self.in_flight.get(tp)
+        return {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "in_flight": None if flight is None else [list(r) for r in flight],
+            "steps_done": self.steps_done.get(tp, 0),
+        }
+
+    def settings_record(self) -> dict:
+        """A line of the log: the rates and the adapted per-broker limit as they are now."""
+        return {
+            "throttle": self.throttle,
+            "log_dir_throttle": self.log_dir_throttle,
+            "broker_limit": self.broker_limit,
+            "limit_changes": self.limit_changes[-1:],
+        }
+
+    def replay(self, record: dict) -> None:
+        if "partition" in record:
+            tp = TopicPartition(record["topic"], record["partition"])
+            if tp in self.target:
+                self.apply_partition(tp, record)
+            return
+        self.throttle = record.get("throttle", self.throttle)
+        self.log_dir_throttle = record.get("log_dir_throttle", self.log_dir_throttle)
+        self.broker_limit = record.get("broker_limit", self.broker_limit)
+        for change in record.get("limit_changes", []):
+            if change not in self.limit_changes[-1:]:
+                self.limit_changes.append(change)
 
 
 class Journal:
@@ -132,7 +192,9 @@ class Journal:
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.control_path = self.path.with_name(self.path.name + ".control")
         self.rollback_path = self.path.with_name(self.path.stem + "-rollback.json")
+        self.log_path = self.path.with_name(self.path.name + ".log")
         self._lock_fd: int | None = None
+        self._log_lines = 0
 
     # ---- the journal itself
     def check_location(self) -> None:
@@ -152,7 +214,10 @@ class Journal:
 
     def load(self) -> JournalState:
         try:
-            return JournalState.from_json(json.loads(self.path.read_text(encoding="utf-8")))
+            state = JournalState.from_json(json.loads(self.path.read_text(encoding="utf-8")))
+            for record in self._log_records():
+                state.replay(record)
+            return state
         except FileNotFoundError:
             raise CommandError(f"No journal at {self.path}") from None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -161,8 +226,46 @@ class Journal:
             ) from None
 
     def save(self, state: JournalState) -> None:
+        """The whole journal, atomically; the log is folded in (removed once the journal is on disk)."""
         state.updated = time.time()
         self._write_private(self.path, json.dumps(state.to_json(), indent=1) + "\n")
+        self.log_path.unlink(missing_ok=True)
+        self._log_lines = 0
+
+    def append(self, state: JournalState, records: list[dict]) -> None:
+        """Changes since the last write, appended to the log with one fsync. Past ``COMPACT_LINES`` lines
+        (and at least one line per partition of the plan), the journal is rewritten instead."""
+        if not records:
+            return
+        if self._log_lines + len(records) > max(COMPACT_LINES, len(state.target)):
+            self.save(state)
+            return
+        text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+        try:
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, text.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise CommandError(f"Cannot write {self.log_path}: {exc.strerror or exc}") from None
+        self._log_lines += len(records)
+
+    def _log_records(self) -> list[dict]:
+        try:
+            lines = self.log_path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                break  # the last line, torn by a crash while it was written
+            if isinstance(record, dict):
+                records.append(record)
+        return records
 
     def write_rollback(self, text: str) -> None:
         self._write_private(self.rollback_path, text)

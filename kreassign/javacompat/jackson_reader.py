@@ -20,17 +20,15 @@ Strings are returned in canonical form: a Java string maps to the Python string 
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from itertools import accumulate
 from typing import Final
 
 from kreassign.errors import InvalidJsonError
+from kreassign.gcpause import gc_paused
 from kreassign.javacompat.jackson_nodes import MISSING, JsonValue
 from kreassign.javacompat.text import SURROGATE, from_code_units, java_code_units, utf16_length
 
@@ -158,19 +156,6 @@ def read_tree(text: str) -> JsonValue:
         if value is not _NOT_HANDLED:
             return value
         return _JacksonTreeReader(java_code_units(text)).read_document()
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while building millions of containers (it would scan
-    them again and again; JSON values hold no cycles)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def try_parse_full(text: str) -> JsonValue:

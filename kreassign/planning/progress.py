@@ -25,26 +25,46 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
-from kreassign.planning.states import LogDirMoveState, PartitionState
+from kreassign.planning.states import LogDirMoveKind, LogDirMoveState, PartitionState, ReassignmentStatus
 
-IN_SYNC = "in_sync"
-BEHIND = "behind"
-UNKNOWN_TOPIC = "unknown_topic"
-UNKNOWN_PARTITION = "unknown_partition"
-UNKNOWN_BROKER = "unknown_broker"
-NOT_HOSTED = "not_hosted"
 
-COMPLETE = "complete"
-MOVING = "moving"
-NOT_AT_TARGET = "not_at_target"
+class ReplicaStatus(StrEnum):
+    """Where one target replica stands."""
 
-IN_PROGRESS = "in_progress"
-"""Outcome of a plan some of whose moves still run, or with a replica behind."""
+    IN_SYNC = "in_sync"
+    BEHIND = "behind"
+    UNKNOWN_TOPIC = "unknown_topic"
+    UNKNOWN_PARTITION = "unknown_partition"
+    UNKNOWN_BROKER = "unknown_broker"
+    NOT_HOSTED = "not_hosted"
 
-URP_REASSIGNING = "reassigning"
-URP_UNDER_REPLICATED = "under-replicated"
+
+class PartitionStatus(StrEnum):
+    """Where one partition stands against its target."""
+
+    COMPLETE = "complete"
+    MOVING = "moving"
+    NOT_AT_TARGET = "not_at_target"
+    UNKNOWN_TOPIC = "unknown_topic"
+    UNKNOWN_PARTITION = "unknown_partition"
+
+
+class PlanOutcome(StrEnum):
+    """Where the whole plan stands (``--fail-if-incomplete`` turns it into exit statuses 0, 2, 3)."""
+
+    COMPLETE = "complete"
+    IN_PROGRESS = "in_progress"  # some of its moves still run, or a replica is behind
+    NOT_AT_TARGET = "not_at_target"
+
+
+class UnderReplication(StrEnum):
+    """KIP-352's classes of an under-replicated partition."""
+
+    REASSIGNING = "reassigning"
+    UNDER_REPLICATED = "under-replicated"
 
 
 @dataclass(frozen=True)
@@ -61,12 +81,15 @@ class ReplicaProgress:
     topic: str
     partition: int
     broker: int
-    status: str
+    status: ReplicaStatus
     log_end_offset: int | None = None
     messages_behind: int | None = None
     bytes_behind: int | None = None
     rate_bytes_per_s: float | None = None
     eta_s: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", ReplicaStatus(self.status))
 
     @property
     def text(self) -> str:
@@ -78,15 +101,20 @@ class ReplicaProgress:
 class PartitionProgress:
     topic: str
     partition: int
-    state: str
+    state: PartitionStatus
     target: tuple[int, ...]
     current: tuple[int, ...] | None = None
     isr: tuple[int, ...] | None = None
     leader: int | None = None
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
-    urp: str | None = None
+    urp: UnderReplication | None = None
     replicas: tuple[ReplicaProgress, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", PartitionStatus(self.state))
+        if self.urp is not None:
+            object.__setattr__(self, "urp", UnderReplication(self.urp))
 
     @property
     def tp(self) -> TopicPartition:
@@ -100,33 +128,35 @@ class ProgressReport:
     """Seconds between the two samples the rates come from; None with a single sample."""
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> PlanOutcome:
         return progress_outcome(self)
 
 
 def status_text(row: ReplicaProgress) -> str:
-    if row.status == IN_SYNC:
+    if row.status is ReplicaStatus.IN_SYNC:
         return "In sync"
-    if row.status == BEHIND:
+    if row.status is ReplicaStatus.BEHIND:
         if row.messages_behind is None:
             return "Behind: leader unavailable"
         return f"Behind: {row.messages_behind} messages behind"
     return {
-        UNKNOWN_TOPIC: "Unknown topic",
-        UNKNOWN_PARTITION: "Unknown partition",
-        UNKNOWN_BROKER: "Unknown broker",
-        NOT_HOSTED: "Broker does not host this partition",
+        ReplicaStatus.UNKNOWN_TOPIC: "Unknown topic",
+        ReplicaStatus.UNKNOWN_PARTITION: "Unknown partition",
+        ReplicaStatus.UNKNOWN_BROKER: "Unknown broker",
+        ReplicaStatus.NOT_HOSTED: "Broker does not host this partition",
     }[row.status]
 
 
-def classify_urp(info: PartitionInfo, reassignment: PartitionReassignment | None) -> str | None:
+def classify_urp(info: PartitionInfo, reassignment: PartitionReassignment | None) -> UnderReplication | None:
     """KIP-352: a partition whose only replicas out of the ISR are being added is ``reassigning``;
     one with a replica of its original set out of the ISR is ``under-replicated``; else None."""
     missing = [b for b in info.replicas if b not in info.isr]
     if not missing:
         return None
     adding = set(reassignment.adding) if reassignment else set()
-    return URP_REASSIGNING if all(b in adding for b in missing) else URP_UNDER_REPLICATED
+    if all(b in adding for b in missing):
+        return UnderReplication.REASSIGNING
+    return UnderReplication.UNDER_REPLICATED
 
 
 def _rate(
@@ -155,9 +185,9 @@ def _replica_row(
 ) -> ReplicaProgress:
     base = {"topic": tp.topic, "partition": tp.partition, "broker": broker}
     if broker not in live:
-        return ReplicaProgress(**base, status=UNKNOWN_BROKER)
+        return ReplicaProgress(**base, status=ReplicaStatus.UNKNOWN_BROKER)
     if broker not in info.replicas:
-        return ReplicaProgress(**base, status=NOT_HOSTED)
+        return ReplicaProgress(**base, status=ReplicaStatus.NOT_HOSTED)
     replica = TopicPartitionReplica(tp.topic, tp.partition, broker)
     leader = TopicPartitionReplica(tp.topic, tp.partition, info.leader) if info.leader is not None else None
     leo = last.log_end_offsets.get(replica)
@@ -167,7 +197,7 @@ def _replica_row(
     if broker in info.isr:
         return ReplicaProgress(
             **base,
-            status=IN_SYNC,
+            status=ReplicaStatus.IN_SYNC,
             log_end_offset=leo,
             messages_behind=_gap(leader_leo, leo),
             bytes_behind=_gap(leader_size, size),
@@ -182,7 +212,7 @@ def _replica_row(
         eta = _eta(first, last, replica, leader, behind_bytes, messages, dt)
     return ReplicaProgress(
         **base,
-        status=BEHIND,
+        status=ReplicaStatus.BEHIND,
         log_end_offset=leo,
         messages_behind=messages,
         bytes_behind=behind_bytes,
@@ -238,19 +268,22 @@ def compute_progress(
         described = topics.get(tp.topic)
         info = next((p for p in described or () if p.partition == tp.partition), None)
         if info is None:
-            unknown = UNKNOWN_TOPIC if described is None else UNKNOWN_PARTITION
+            topic_known = described is not None
+            unknown = ReplicaStatus.UNKNOWN_PARTITION if topic_known else ReplicaStatus.UNKNOWN_TOPIC
+            state = PartitionStatus.UNKNOWN_PARTITION if topic_known else PartitionStatus.UNKNOWN_TOPIC
             rows = tuple(
-                ReplicaProgress(tp.topic, tp.partition, b, unknown if b in live else UNKNOWN_BROKER) for b in target
+                ReplicaProgress(tp.topic, tp.partition, b, unknown if b in live else ReplicaStatus.UNKNOWN_BROKER)
+                for b in target
             )
-            partitions.append(PartitionProgress(tp.topic, tp.partition, unknown, target, replicas=rows))
+            partitions.append(PartitionProgress(tp.topic, tp.partition, state, target, replicas=rows))
             continue
         reassignment = reassignments.get(tp)
         if reassignment is not None:
-            state = MOVING
+            state = PartitionStatus.MOVING
         elif tuple(info.replicas) == target:
-            state = COMPLETE
+            state = PartitionStatus.COMPLETE
         else:
-            state = NOT_AT_TARGET
+            state = PartitionStatus.NOT_AT_TARGET
         rows = tuple(_replica_row(tp, b, info, live, first, last, dt) for b in target)
         partitions.append(
             PartitionProgress(
@@ -270,11 +303,15 @@ def compute_progress(
     return ProgressReport(tuple(partitions), interval_s=dt)
 
 
-_STUCK_PARTITION_STATES = frozenset({NOT_AT_TARGET, UNKNOWN_TOPIC, UNKNOWN_PARTITION})
-_STUCK_REPLICA_STATUSES = frozenset({UNKNOWN_TOPIC, UNKNOWN_PARTITION, UNKNOWN_BROKER})
+_STUCK_PARTITION_STATES = frozenset(
+    {PartitionStatus.NOT_AT_TARGET, PartitionStatus.UNKNOWN_TOPIC, PartitionStatus.UNKNOWN_PARTITION}
+)
+_STUCK_REPLICA_STATUSES = frozenset(
+    {ReplicaStatus.UNKNOWN_TOPIC, ReplicaStatus.UNKNOWN_PARTITION, ReplicaStatus.UNKNOWN_BROKER}
+)
 
 
-def progress_outcome(report: ProgressReport) -> str:
+def progress_outcome(report: ProgressReport) -> PlanOutcome:
     """``not_at_target`` when a partition is neither moving nor at its target, or a topic, partition
     or broker is unknown; else ``in_progress`` while a partition moves or a replica is behind (or a
     target broker does not host its replica yet); else ``complete``."""
@@ -282,32 +319,33 @@ def progress_outcome(report: ProgressReport) -> str:
     if any(p.state in _STUCK_PARTITION_STATES for p in report.partitions) or any(
         row.status in _STUCK_REPLICA_STATUSES for row in rows
     ):
-        return NOT_AT_TARGET
-    if any(p.state == MOVING for p in report.partitions) or any(row.status != IN_SYNC for row in rows):
-        return IN_PROGRESS
-    return COMPLETE
+        return PlanOutcome.NOT_AT_TARGET
+    moving = any(p.state is PartitionStatus.MOVING for p in report.partitions)
+    if moving or any(row.status is not ReplicaStatus.IN_SYNC for row in rows):
+        return PlanOutcome.IN_PROGRESS
+    return PlanOutcome.COMPLETE
 
 
 def verify_outcome(
     partitions: Mapping[TopicPartition, PartitionState],
     log_dirs: Mapping[TopicPartitionReplica, LogDirMoveState],
-) -> str:
+) -> PlanOutcome:
     """The ``--verify`` counterpart: ``not_at_target`` for a partition with no active reassignment
     whose replicas differ from the target (unknown partitions included) and for a log-dir move that
     is not happening (cancelled, or the replica not in a live log dir of its broker while its
     partition is not moving); ``in_progress`` while a partition or log-dir move runs; else ``complete``."""
     moving = {tp for tp, state in partitions.items() if not state.done}
-    stuck = any(state.done and state.current != state.target for state in partitions.values())
+    stuck = any(state.status is ReassignmentStatus.NOT_AT_TARGET for state in partitions.values())
     for replica, move in log_dirs.items():
         # a replica its broker does not list yet is expected while its partition is still being moved
-        missing = move.kind in ("missing_replica", "missing_log_dir")
+        missing = move.kind in (LogDirMoveKind.MISSING_REPLICA, LogDirMoveKind.MISSING_LOG_DIR)
         not_there = missing and TopicPartition(replica.topic, replica.partition) not in moving
-        stuck = stuck or not_there or move.kind == "cancelled"
+        stuck = stuck or not_there or move.kind is LogDirMoveKind.CANCELLED
     if stuck:
-        return NOT_AT_TARGET
+        return PlanOutcome.NOT_AT_TARGET
     if moving or any(not move.done for move in log_dirs.values()):
-        return IN_PROGRESS
-    return COMPLETE
+        return PlanOutcome.IN_PROGRESS
+    return PlanOutcome.COMPLETE
 
 
 def replicas_to_sample(
@@ -331,4 +369,4 @@ def replicas_to_sample(
 
 
 def any_behind(report: ProgressReport) -> bool:
-    return any(row.status == BEHIND for p in report.partitions for row in p.replicas)
+    return any(row.status is ReplicaStatus.BEHIND for p in report.partitions for row in p.replicas)

@@ -26,14 +26,19 @@ After every completed step the replication factor is at least ``min(|CR|, |FTR|)
 ``min.insync.replicas`` unless the target itself is), and each step strictly shrinks
 ``|ER| + |MR|``, so every sequence ends at FTR.
 
-Batches (``select_steps``): at most P partitions moving at once, at most L of them moving their leader;
-leader movements are taken first, in plan order, and the rest of the free slots go to steps that keep the
-leader. The executor calls it whenever a slot frees up (a sliding window, not rounds).
+Batches (``select_steps``): at most P partitions moving at once, at most L of them moving their leader,
+and with a per-broker limit N, no broker part of more than N steps at once (a step counts against every
+broker that receives a new replica and against the partition's current leader, which serves the copy).
+Steps are taken greedily in priority order (leader movements first, then the plan's order or the order of
+sizes): a step is skipped only when one of its brokers, or L, is full, so no broker with a free slot waits
+while a step for it waits behind others. The executor calls it whenever a slot frees up (a sliding window,
+not rounds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kreassign.model import TopicPartition
@@ -46,14 +51,16 @@ class Limits:
     partitions: int | None = None  # P: partitions moving at once
     replicas: int | None = None  # R: replicas added to one partition per step
     leaders: int | None = None  # L: partitions moving their leader at once
+    brokers: int | None = None  # N: steps one broker is part of at once
 
     def describe(self) -> str:
         def text(value: int | None) -> str:
             return "unlimited" if value is None else str(value)
 
+        per_broker = "" if self.brokers is None else f", at most {self.brokers} steps per broker"
         return (
             f"at most {text(self.partitions)} partitions, {text(self.replicas)} replicas per partition "
-            f"and {text(self.leaders)} leaders moving at once"
+            f"and {text(self.leaders)} leaders moving at once{per_broker}"
         )
 
 
@@ -134,15 +141,58 @@ def plan_partition(
     return steps
 
 
-def select_steps(candidates: Sequence[Step], moving_partitions: int, moving_leaders: int, limits: Limits) -> list[Step]:
+def step_brokers(step: Step, leader: int | None = None) -> frozenset[int]:
+    """The brokers a step loads: those receiving a new replica, and the partition's current leader (it
+    serves the copy; ``leader`` when known, else the step's first source replica)."""
+    serving = leader if leader is not None else (step.source[0] if step.source else None)
+    return frozenset(step.adding) | (frozenset() if serving is None else frozenset([serving]))
+
+
+def priority(step: Step, rank: int) -> tuple[int, int]:
+    """Leader movements first, then by ``rank`` (the position in the chosen order)."""
+    return (0 if step.moves_leader else 1, rank)
+
+
+def select_steps(
+    candidates: Iterable[Step],
+    moving_partitions: int,
+    moving_leaders: int,
+    limits: Limits,
+    broker_load: Mapping[int, int] | None = None,
+    *,
+    broker_limit: int | None = None,
+    leader_of: Callable[[Step], int | None] = lambda _step: None,
+    blocked: Callable[[Step, int | None], None] = lambda _step, _broker: None,
+) -> list[Step]:
     """Which candidate steps start now, given how many partitions (and leader movements) are already
-    moving. ``candidates`` are the next steps of idle partitions, in plan order."""
-    free = len(candidates) if limits.partitions is None else max(0, limits.partitions - moving_partitions)
-    leader_free = free if limits.leaders is None else max(0, min(free, limits.leaders - moving_leaders))
-    leaders = [s for s in candidates if s.moves_leader][:leader_free]
-    others = [s for s in candidates if not s.moves_leader][: free - len(leaders)]
-    chosen = {s.partition for s in leaders + others}
-    return [s for s in candidates if s.partition in chosen]
+    moving and how many steps each broker is part of (``broker_load``). ``candidates`` are the next steps
+    of idle partitions, in priority order (leader movements first: see ``priority``). The per-broker limit
+    is ``broker_limit`` when given (an adapted one), else ``limits.brokers``. ``blocked(step, broker)`` hears
+    of each step left out because ``broker`` (None: L) is full. Returns the chosen steps in candidate order."""
+    per_broker = broker_limit if broker_limit is not None else limits.brokers
+    free = None if limits.partitions is None else max(0, limits.partitions - moving_partitions)
+    leader_free = None if limits.leaders is None else max(0, limits.leaders - moving_leaders)
+    load = Counter(broker_load or {})
+    chosen: list[Step] = []
+    if free == 0:
+        return chosen
+    for step in candidates:  # an iterator is read no further than the last step it needs
+        if step.moves_leader and leader_free is not None and leader_free <= 0:
+            blocked(step, None)
+            continue
+        brokers = step_brokers(step, leader_of(step))
+        if per_broker is not None:
+            full = next((b for b in sorted(brokers) if load[b] >= per_broker), None)
+            if full is not None:
+                blocked(step, full)
+                continue
+        load.update(brokers)
+        if leader_free is not None:
+            leader_free -= step.moves_leader
+        chosen.append(step)
+        if free is not None and len(chosen) >= free:
+            break
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -157,16 +207,44 @@ def plan_rounds(
     current: Mapping[TopicPartition, Sequence[int]],
     final: Mapping[TopicPartition, Sequence[int]],
     limits: Limits,
+    rank: Mapping[TopicPartition, int] | None = None,
 ) -> list[Round]:
     """The whole plan as rounds, assuming each step completes before the next round (``--dry-run``).
-    The real executor does not wait for a round to finish; it refills free slots as steps complete."""
-    state = {tp: tuple(current[tp]) for tp in final}
+    The real executor does not wait for a round to finish; it refills free slots as steps complete.
+    ``rank`` orders the partitions (default: the plan's order)."""
+    order = {tp: i for i, tp in enumerate(final)} if rank is None else dict(rank)
+    waiting: dict[TopicPartition, Step] = {}
+    for tp in final:
+        step = next_step(tp, current[tp], final[tp], limits.replicas)
+        if step is not None:
+            waiting[tp] = step
     rounds: list[Round] = []
-    while True:
-        candidates = [s for tp in final if (s := next_step(tp, state[tp], final[tp], limits.replicas)) is not None]
-        if not candidates:
-            return rounds
+    while waiting:
+        candidates = sorted(waiting.values(), key=lambda s: priority(s, order[s.partition]))
         chosen = select_steps(candidates, 0, 0, limits)
         for step in chosen:
-            state[step.partition] = step.target
-        rounds.append(Round(len(rounds) + 1, tuple(chosen)))
+            following = next_step(step.partition, step.target, final[step.partition], limits.replicas)
+            if following is None:
+                del waiting[step.partition]
+            else:
+                waiting[step.partition] = following
+        rounds.append(Round(len(rounds) + 1, tuple(sorted(chosen, key=lambda s: order[s.partition]))))
+    return rounds
+
+
+def count_steps(
+    current: Mapping[TopicPartition, Sequence[int]],
+    final: Mapping[TopicPartition, Sequence[int]],
+    max_replicas: int | None,
+) -> int:
+    """How many steps the whole plan takes."""
+    return sum(len(plan_partition(tp, current[tp], final[tp], max_replicas)) for tp in final)
+
+
+def busiest_broker(steps: Sequence[Step]) -> tuple[int, int] | None:
+    """(broker, steps it is part of) for the broker most loaded by these steps (lowest id on ties)."""
+    load = Counter(b for s in steps for b in step_brokers(s))
+    if not load:
+        return None
+    broker = min(load, key=lambda b: (-load[b], b))
+    return broker, load[broker]

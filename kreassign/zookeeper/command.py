@@ -1,11 +1,9 @@
-"""Runs one legacy action from a validated command line (``kreassign.cli.app`` calls this when
-``--zookeeper`` is given), reading inputs in Kafka 2.8's order so that the first error matches."""
+"""What the deprecated ``--zookeeper`` path of the command line (``kreassign.cli.commands.zookeeper``) needs:
+the deprecation warning and the connection, and Kafka 2.8's texts for a bad reassignment JSON."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from kreassign.actions.common import Output, read_input_file
 
 DEPRECATION_WARNING = (
     "Warning: --zookeeper is deprecated (Apache Kafka removed it in 3.0): use --bootstrap-server instead."
@@ -20,7 +18,7 @@ def open_zookeeper(args, err: Callable[[str], object]):
     return connect(args.value("zookeeper"))
 
 
-def _parse_plan(text: str):
+def parse_plan(text: str):
     """The reassignment JSON, with Kafka 2.8's texts for bad input."""
     from kreassign.errors import CommandError
     from kreassign.formats import parse_reassignment_json
@@ -30,27 +28,3 @@ def _parse_plan(text: str):
         return parse_reassignment_json(text)
     except CommandError as exc:
         raise CommandError(kafka_2_8_message(exc.message, text)) from exc
-
-
-def run_zookeeper_action(action: str, args, store, out: Output) -> None:
-    from kreassign.zookeeper import legacy
-
-    if action == "verify":
-        plan = _parse_plan(read_input_file(args.value("reassignment-json-file")))
-        legacy.verify_assignment(store, plan, preserve_throttles=args.has("preserve-throttles"), out=out)
-    elif action == "generate":
-        text = read_input_file(args.value("topics-to-move-json-file"))
-        legacy.generate_assignment(
-            store,
-            text,
-            args.value("broker-list"),
-            rack_aware=not args.has("disable-rack-aware"),
-            seed=args.long_value("seed"),
-            out=out,
-        )
-    elif action == "execute":
-        text = read_input_file(args.value("reassignment-json-file"))
-        throttle = args.long_value("throttle")
-        legacy.execute_assignment(store, _parse_plan(text), throttle=throttle, out=out)
-    else:  # pragma: no cover - argv validation lets only these three through
-        raise RuntimeError("Unsupported action.")

@@ -251,3 +251,59 @@ def test_cancel_from_another_terminal_and_a_throttle_change_reach_the_running_ex
     assert throttles(port, [topic]) == {}
     assert state(port, topic) == {0: ((2, 3), 2), 1: ((2, 3), 2)}
     assert count_messages(bootstrap, topic, 2) == {0: 1000, 1: 1000}
+
+
+def test_per_broker_caps_hold_and_an_under_replicated_partition_waits_then_completes(
+    kafka_cluster5, cluster5, tmp_path
+):
+    """--max-broker-movements 2 on 8 partitions of brokers 1-4, sampled every 100 ms: no broker (new replica
+    or current leader) is part of more than 2 steps. A partition whose follower (broker 5) is down, with
+    min.insync.replicas=2, waits until the broker is back, then moves."""
+    bootstrap, port = cluster5
+    topic, urp = "sched-caps", "sched-urp"
+    layout = [[1, 2], [2, 1], [3, 4], [4, 3]] * 2
+    create_topic(bootstrap, topic, layout, messages=8000, size=1000)
+    create_topic(bootstrap, urp, [[4, 5]], messages=1000, size=1000)
+    port.incremental_alter_configs(
+        {ConfigResource(ResourceType.TOPIC, urp): [ConfigOp("min.insync.replicas", OpType.SET, "2")]}
+    )
+    target = {0: [1, 3], 1: [2, 3], 2: [3, 1], 3: [4, 1], 4: [1, 4], 5: [2, 4], 6: [3, 2], 7: [4, 2]}
+    plan = {
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": p, "replicas": r} for p, r in target.items()]
+        + [{"topic": urp, "partition": 0, "replicas": [4, 3]}],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    args = batched(bootstrap, str(tmp_path / "plan.json"), tmp_path / "j.json", "--max-broker-movements", "2")
+    args += ["--throttle", "400000"]
+    kafka_cluster5.stop_node(5)
+    try:
+        assert wait_until(lambda: state(port, urp)[0][1] == 4 and len(port.describe_topics([urp])[urp][0].isr) == 1, 60)
+        with Sampler(port, topic) as sampler:
+            proc = start(args)
+            try:
+                time.sleep(8)
+                assert state(port, urp) == {0: ((4, 5), 4)}  # still waiting for its health
+                kafka_cluster5.start_node(5)
+                stdout, stderr = proc.communicate(timeout=300)
+            finally:
+                proc.kill()
+    finally:
+        kafka_cluster5.start_node(5)
+    assert proc.returncode == 0, stdout + stderr
+    assert "waits: at or under min.insync.replicas (ISR 1 of 2, min 2)" in stderr
+    peaks = []
+    for moving, leaders in sampler.samples:
+        load: dict[int, int] = {}
+        for tp, r in moving.items():
+            if tp.topic == topic and r.adding:
+                for b in {*r.adding, leaders[tp.partition]}:
+                    load[b] = load.get(b, 0) + 1
+        peaks.append(max(load.values(), default=0))
+    assert max(peaks) == 2  # reached, never exceeded
+    assert state(port, topic) == {p: (tuple(r), r[0]) for p, r in target.items()}
+    assert state(port, urp) == {0: ((4, 3), 4)}
+    assert port.list_reassignments() == {}
+    assert throttles(port, [topic, urp]) == {}
+    assert count_messages(bootstrap, topic, 8) == dict.fromkeys(range(8), 1000)
+    assert count_messages(bootstrap, urp, 1) == {0: 1000}

@@ -1,4 +1,5 @@
-"""The Typer declaration (help, completions, man page) and the Apache option table never drift apart."""
+"""The Typer command of --help is built from the option table: exactly its options, and its help goes
+through the writer the command is given."""
 
 from __future__ import annotations
 
@@ -15,3 +16,16 @@ def test_typer_declares_exactly_the_spec_options():
         assert param.is_flag == (spec.arity is Arity.FLAG), name
         if spec.default is not None:
             assert param.default == spec.default, name
+
+
+def test_help_goes_through_the_injected_writer(capsys):
+    from kreassign.cli.app import run
+
+    out: list[str] = []
+    err: list[str] = []
+    assert run(["--help"], out.append, err.append) == 0
+    assert capsys.readouterr().out == "" and err == []
+    text = "".join(out)
+    assert "Usage: kreassign [OPTIONS]" in text
+    for shown in ("--generate", "--zookeeper", "HOST:PORT/CHROOT", "kreassign extensions", "[default: 10000]"):
+        assert shown in text, shown

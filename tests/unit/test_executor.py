@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import stat
@@ -204,6 +205,7 @@ def test_interrupt_reverts_the_step_in_flight_restores_throttles_and_a_rerun_res
 
     outcome, out = run(sim, targets, tmp_path, limits, reporter=Recorder(interrupt), throttle=10 * MB)
     assert outcome.status == "interrupted" and outcome.reverted
+    assert outcome.signum == 15  # the exit status comes from it (143), not from the message
     assert sim.list_reassignments() == {}
     assert sim.configs == {}
     journal = Journal(tmp_path / "j.json").load()
@@ -476,7 +478,7 @@ def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_ste
         def _complete(self, part):
             union = tuple(dict.fromkeys([*part.target, *part.replicas]))
             super()._complete(part)
-            self.stale[0] = [union, 2]
+            self.stale[0] = [union, 60]  # a minute of polls, beyond any allowance
 
     sim.__class__ = Lagging
     sim.stale = {}
@@ -505,3 +507,131 @@ def test_a_signal_inside_a_client_call_that_catches_exceptions_still_interrupts_
     outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, throttle=MB)
     assert outcome.status == "interrupted" and outcome.failures == {}
     assert sim.configs == {} and sim.list_reassignments() == {}
+
+
+# ---- poll cost independent of the plan's size
+
+
+class Asked(Watched):
+    """Records what each call of the executor asks about."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.topics_asked: list[list[str]] = []
+        self.elections: list[list[TopicPartition]] = []
+
+    def describe_topics(self, topics):
+        topics = list(topics)
+        self.topics_asked.append(topics)
+        return super().describe_topics(topics)
+
+    def elect_preferred_leaders(self, partitions):
+        partitions = list(partitions)
+        self.elections.append(partitions)
+        return super().elect_preferred_leaders(partitions)
+
+
+def test_polls_read_only_the_partitions_in_flight_and_about_to_start(tmp_path):
+    limits = Limits(partitions=2)
+    sim = Asked([Broker(i, f"rack-{i % 3}") for i in range(6)], bandwidth=10 * MB, limits=limits)
+    for t in range(30):
+        sim.add_topic(f"t{t:02d}", [(0, 1)], size=5 * MB)
+    targets = {tp(0, f"t{t:02d}"): (0, 2 + t % 4) for t in range(30)}
+    outcome, _ = run(sim, targets, tmp_path, limits)
+    assert outcome.status == "completed"
+    # the start reads the plan once (the Apache checks, then the executor); every poll after reads at
+    # most the topics of the steps in flight and of those about to start
+    assert sorted(sim.topics_asked[0]) == sorted(sim.topics_asked[1]) == sorted(t.topic for t in targets)
+    assert max(len(asked) for asked in sim.topics_asked[2:]) <= 2
+
+
+def test_elections_due_at_one_poll_go_in_one_request(tmp_path):
+    limits = Limits(partitions=20)
+    sim = Asked([Broker(i, f"rack-{i % 3}") for i in range(6)], bandwidth=10 * MB, limits=limits)
+    sim.add_topic("t", [(0, 1)] * 20, size=MB)
+    outcome, _ = run(sim, {tp(p): (1, 0) for p in range(20)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert len(sim.elections) == 1 and len(sim.elections[0]) == 20
+    assert all(sim.partitions[tp(p)].leader == 1 for p in range(20))
+
+
+def test_the_journal_is_appended_only_when_something_changed_and_folded_in_at_the_end(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 3, size=20 * MB)
+    journal = Journal(tmp_path / "j.json")
+    sizes: list[int] = []
+
+    def look(_n):
+        sizes.append(journal.log_path.stat().st_size if journal.log_path.exists() else 0)
+
+    outcome, _ = run(sim, {tp(p): (0, 2) for p in range(3)}, tmp_path, limits, reporter=Recorder(look))
+    assert outcome.status == "completed"
+    # 2 s per step: polls that change nothing write nothing; 3 starts and 2 completions were appended
+    growth = [b - a for a, b in itertools.pairwise(sizes)]
+    assert growth.count(0) >= len(growth) - 4
+    assert not journal.log_path.exists()  # folded into the journal when the run ended
+    assert Journal(tmp_path / "j.json").load().steps_done == {tp(p): 1 for p in range(3)}
+
+
+def test_a_kill_between_polls_resumes_from_the_log_and_a_torn_last_line_is_ignored(tmp_path):
+    limits = Limits(partitions=1, replicas=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1, 2)] * 2, size=50 * MB)
+    targets = {tp(p): (0, 1, 3) for p in range(2)}
+    killed_after_polls(8, sim, targets, tmp_path, limits, throttle=10 * MB)
+    journal = Journal(tmp_path / "j.json")
+    assert journal.log_path.exists()
+    with journal.log_path.open("a") as log:
+        log.write('{"topic":"t","partition":1,"in_fl')  # the crash cut this line
+    state = journal.load()
+    assert state.steps_done[tp(0)] == 1 and tp(1) in state.in_flight
+    recorder = Recorder()
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter=recorder, throttle=10 * MB)
+    assert outcome.status == "completed"
+    assert any("Resumed 1 step(s)" in e for e in recorder.events)
+    assert [t for _, t in sim.submitted].count((0, 1, 3)) == 2
+    assert sim.configs == {}
+
+
+def test_a_journal_written_by_the_previous_version_resumes(tmp_path):
+    """The previous version rewrote the whole journal every poll, with the step in flight as [source, target]
+    and no log next to it."""
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+    targets = {tp(0): (0, 2), tp(1): (0, 2)}
+    sim.alter_reassignments({tp(0): (0, 2)})
+    from kreassign.execution.journal import plan_id
+
+    previous = {
+        "version": 1,
+        "kind": "kreassign-journal",
+        "plan_id": plan_id(targets),
+        "status": "running",
+        "message": "",
+        "pid": 1,
+        "started": 0.0,
+        "updated": 0.0,
+        "limits": {"partitions": 1, "replicas": None, "leaders": None},
+        "throttle": -1,
+        "log_dir_throttle": -1,
+        "recorded_throttles": {"topic": {"t": {}}, "broker": {}},
+        "partitions": [
+            {
+                "topic": "t",
+                "partition": 0,
+                "original": [0, 1],
+                "target": [0, 2],
+                "in_flight": [[0, 1], [0, 2]],
+                "steps_done": 0,
+            },
+            {"topic": "t", "partition": 1, "original": [0, 1], "target": [0, 2], "in_flight": None, "steps_done": 0},
+        ],
+    }
+    (tmp_path / "j.json").write_text(json.dumps(previous, indent=1))
+    recorder = Recorder()
+    outcome, out = run(sim, targets, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed" and "Resuming" in out
+    assert any("Resumed 1 step(s)" in e for e in recorder.events)
+    assert [t for _, t in sim.submitted] == [(0, 2), (0, 2)]  # the one in flight adopted, not sent again

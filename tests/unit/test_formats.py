@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kreassign import formats
 from kreassign.errors import CommandError, KreassignError
+from kreassign.javacompat.jackson_writer import node_to_string
 from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
 
 
@@ -745,6 +746,60 @@ def reassignments(draw):  # type: ignore[no-untyped-def]
             if log_dir != "any":
                 log_dirs[TopicPartitionReplica(tp.topic, tp.partition, broker)] = log_dir
     return assignments, log_dirs
+
+
+def jackson_reassignment_json(assignments, log_dirs) -> str:  # type: ignore[no-untyped-def]
+    """The reference: the document as a tree, sorted by String.compareTo (UTF-16 units) and partition,
+    written by the Jackson writer of kreassign.javacompat."""
+    ordered = sorted(assignments.items(), key=lambda item: (item[0].topic.encode("utf-16-be"), item[0].partition))
+    partitions = [
+        {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "replicas": list(replicas),
+            "log_dirs": [log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, b), "any") for b in replicas],
+        }
+        for tp, replicas in ordered
+    ]
+    return node_to_string({"version": 1, "partitions": partitions})
+
+
+@settings(max_examples=300, deadline=None)
+@given(reassignments())
+def test_formatted_reassignment_is_jacksons_text(case) -> None:  # type: ignore[no-untyped-def]
+    """The fast writer gives Jackson's bytes for any topic name (quotes, backslashes, control characters,
+    characters above U+FFFF next to U+E000..U+FFFF), with and without log dirs; the columns entry point
+    (what --generate prints from) gives the same bytes as the mapping one."""
+    assignments, log_dirs = case
+    assert formats.format_reassignment_json(assignments, log_dirs) == jackson_reassignment_json(assignments, log_dirs)
+    assert formats.format_reassignment_json(assignments, {}) == jackson_reassignment_json(assignments, {})
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in sorted(assignments, key=lambda tp: tp.partition):
+        by_topic.setdefault(tp.topic, []).append(tp)
+    columns = [
+        (
+            topic,
+            [tp.partition for tp in tps],
+            [assignments[tp] for tp in tps],
+            [tuple(log_dirs.get(TopicPartitionReplica(topic, tp.partition, b)) for b in assignments[tp]) for tp in tps],
+        )
+        for topic, tps in reversed(by_topic.items())
+    ]
+    assert formats.format_topics_json(columns) == jackson_reassignment_json(assignments, log_dirs)
+    assert formats.format_topics_json((t, p, r, None) for t, p, r, _ in columns) == jackson_reassignment_json(
+        assignments, {}
+    )
+
+
+def test_topics_json_orders_topics_like_java() -> None:
+    """U+10000 sorts before U+E000 in UTF-16 (a surrogate pair starts with 0xD800), after it by code point."""
+    columns = [("\ue000", [0], [[1]], None), ("\U00010000", [0], [[2]], None), ('q"\\\x01', [1, 2], [[3], [4]], None)]
+    assert formats.format_topics_json(columns) == (
+        '{"version":1,"partitions":[{"topic":"q\\"\\\\\\u0001","partition":1,"replicas":[3],"log_dirs":["any"]},'
+        '{"topic":"q\\"\\\\\\u0001","partition":2,"replicas":[4],"log_dirs":["any"]},'
+        '{"topic":"\U00010000","partition":0,"replicas":[2],"log_dirs":["any"]},'
+        '{"topic":"\ue000","partition":0,"replicas":[1],"log_dirs":["any"]}]}'
+    )
 
 
 @settings(max_examples=300, deadline=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import subprocess
@@ -242,3 +243,28 @@ def test_max_disk_usage_refuses_a_plan_that_fills_a_broker(tmp_path, topics_file
     assert "disk use %" in err
     code, out, _ = cli(generate(path, topics_file, "--strategy", "balanced", "--max-disk-usage", "80"), monkeypatch)
     assert code == 1 and "Invalid --max-disk-usage '80'" in out + _
+
+
+def test_current_log_dirs_only_for_brokers_in_the_snapshot(tmp_path, topics_file, monkeypatch):
+    """A replica on a broker the snapshot does not list prints "any", like a replica on a broker that is
+    down; an unknown log dir too. The collector is paused for the run and back on after it."""
+    snapshot = ClusterSnapshot(
+        (SnapshotBroker(1, None, ("/d1",)), SnapshotBroker(2, None, ("/d1",))),
+        {
+            "orders": SnapshotTopic(
+                "orders", (SnapshotPartition(0, (1, 9), ("/d1", "/d9")), SnapshotPartition(1, (2, 1), ("/d1", None)))
+            )
+        },
+    )
+    path = tmp_path / "gone.jsonl"
+    save_snapshot(snapshot, str(path))
+    argv = generate(path, topics_file, "--strategy", "balanced", "--disable-rack-aware")
+    argv[argv.index("1,2,3,4")] = "1,2"
+    assert gc.isenabled()
+    code, out, _ = cli(argv, monkeypatch)
+    assert code == 0, out
+    assert out.splitlines()[1] == (
+        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,9],"log_dirs":["/d1","any"]},'
+        '{"topic":"orders","partition":1,"replicas":[2,1],"log_dirs":["/d1","any"]}]}'
+    )
+    assert gc.isenabled()

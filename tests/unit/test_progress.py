@@ -14,20 +14,12 @@ from kreassign.model import (
     TopicPartitionReplica,
 )
 from kreassign.planning.progress import (
-    BEHIND,
-    COMPLETE,
-    IN_PROGRESS,
-    IN_SYNC,
-    MOVING,
-    NOT_AT_TARGET,
-    NOT_HOSTED,
-    UNKNOWN_BROKER,
-    UNKNOWN_PARTITION,
-    UNKNOWN_TOPIC,
-    URP_REASSIGNING,
-    URP_UNDER_REPLICATED,
+    PartitionStatus,
+    PlanOutcome,
     ReplicaProgress,
     ReplicaSample,
+    ReplicaStatus,
+    UnderReplication,
     classify_urp,
     compute_progress,
     replicas_to_sample,
@@ -37,6 +29,13 @@ from kreassign.planning.progress import (
 from kreassign.planning.states import LogDirMoveState, PartitionState
 
 T = TopicPartition
+IN_SYNC, BEHIND, NOT_HOSTED = ReplicaStatus.IN_SYNC, ReplicaStatus.BEHIND, ReplicaStatus.NOT_HOSTED
+UNKNOWN_BROKER = ReplicaStatus.UNKNOWN_BROKER
+# partition states and replica statuses of an unknown topic or partition have the same values
+UNKNOWN_TOPIC, UNKNOWN_PARTITION = PartitionStatus.UNKNOWN_TOPIC, PartitionStatus.UNKNOWN_PARTITION
+COMPLETE, MOVING = PartitionStatus.COMPLETE, PartitionStatus.MOVING
+IN_PROGRESS, NOT_AT_TARGET = PlanOutcome.IN_PROGRESS, PlanOutcome.NOT_AT_TARGET
+URP_REASSIGNING, URP_UNDER_REPLICATED = UnderReplication.REASSIGNING, UnderReplication.UNDER_REPLICATED
 
 
 def R(partition: int, broker: int, topic: str = "t") -> TopicPartitionReplica:

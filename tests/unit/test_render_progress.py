@@ -7,13 +7,8 @@ import json
 import pytest
 
 from kreassign.actions.verify import VerifyResult
-from kreassign.cli.render_progress import (
-    progress_document,
-    render_progress_json,
-    render_progress_rich,
-    render_progress_table,
-    verify_document,
-)
+from kreassign.cli.render_progress import render_progress_json, render_progress_rich, render_progress_table
+from kreassign.documents import progress_document, verify_document
 from kreassign.humanize import format_bytes, format_eta
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.progress import ReplicaSample, compute_progress
@@ -210,7 +205,7 @@ def test_format_bytes(count, text):
 def test_readme_shows_the_real_table_and_exit_codes():
     from pathlib import Path
 
-    from kreassign.cli.app import OUTCOME_EXIT_CODES
+    from kreassign.cli.commands import OUTCOME_EXIT_CODES
 
     readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
     assert f"```\n{TABLE}```\n" in readme

@@ -43,7 +43,9 @@ def test_an_unexpected_error_quoting_a_password_is_scrubbed(tmp_path, monkeypatc
         except ValueError as exc:
             raise RuntimeError(f"wrapped: {STORE_PASSWORD} / {KEY_PASSWORD}") from exc
 
-    monkeypatch.setattr(app, "run_action", explode)
+    from kreassign.cli.commands import listing
+
+    monkeypatch.setattr(listing, "run", explode)
     out: list[str] = []
     err: list[str] = []
     argv = ["--bootstrap-server", "127.0.0.1:1", "--list", "--command-config", str(config)]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
+import kreassign.snapshot as snapshot_module
 from kreassign.cluster.port import ConfigResource, ReplicaLogDirInfo, ResourceType
 from kreassign.errors import CommandError, UnknownTopicOrPartitionError
 from kreassign.model import TopicPartition, TopicPartitionReplica
@@ -16,6 +18,7 @@ from kreassign.snapshot import (
     SnapshotFormatError,
     SnapshotPartition,
     SnapshotTopic,
+    read_snapshot_columns,
     read_snapshot_lines,
     snapshot_from_cluster,
     write_snapshot,
@@ -168,3 +171,101 @@ def test_a_snapshot_taken_from_a_snapshot_cluster_is_the_snapshot():
     assert taken.topics["événements"] == SNAPSHOT.topics["événements"]
     only = snapshot_from_cluster(port, ["orders"])
     assert list(only.topics) == ["orders"]
+
+
+# ------------------------------------------------------------------------------------------ the chunked reader
+HEADER = '{"type":"snapshot","version":1}\n'
+TOPIC_T = '{"type":"topic","topic":"t","min_insync_replicas":null}\n'
+
+
+def partition_line(partition, **fields) -> str:
+    record = {"type": "partition", "topic": "t", "partition": partition, "replicas": [1, 2], "log_dirs": ["/a", "/b"]}
+    record.update(size_bytes=10, leader=1, isr=[1, 2])
+    record.update(fields)
+    return json.dumps({key: value for key, value in record.items() if value is not ...}) + "\n"  # ...: left out
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8192])
+def test_chunks_of_any_size_read_the_same(monkeypatch, chunk):
+    """Chunk boundaries, blank lines and partitions out of order give the snapshot the line-by-line rules give."""
+    monkeypatch.setattr(snapshot_module, "_CHUNK_LINES", chunk)
+    lines = text_of(SNAPSHOT).splitlines(keepends=True)
+    lines.insert(3, "\n")
+    lines.insert(6, "   \n")
+    orders = next(i for i, line in enumerate(lines) if '"partition":0' in line and '"orders"' in line)
+    lines[orders], lines[orders + 1] = lines[orders + 1], lines[orders]  # partition 1 before 0
+    assert read_snapshot_lines(io.StringIO("".join(lines))) == SNAPSHOT
+
+
+@pytest.mark.parametrize("chunk", [2, 8192])
+def test_optional_partition_fields_read_like_the_exact_rules(monkeypatch, chunk):
+    """Lines the column-wise checks leave to the exact rules (null or missing fields) keep their meaning."""
+    monkeypatch.setattr(snapshot_module, "_CHUNK_LINES", chunk)
+    text = (
+        HEADER
+        + TOPIC_T
+        + "".join(
+            [
+                partition_line(0),
+                partition_line(1, isr=None, size_bytes=None, leader=None),
+                partition_line(2, isr=[2]),
+                partition_line(3, log_dirs=...),
+                partition_line(4, replicas=[], log_dirs=...),
+            ]
+        )
+    )
+    parts = read_snapshot_lines(io.StringIO(text)).topics["t"].partitions
+    assert parts == (
+        SnapshotPartition(0, (1, 2), ("/a", "/b"), 10, 1, (1, 2)),
+        SnapshotPartition(1, (1, 2), ("/a", "/b"), None, None, ()),
+        SnapshotPartition(2, (1, 2), ("/a", "/b"), 10, 1, (2,)),
+        SnapshotPartition(3, (1, 2), (None, None), 10, 1, (1, 2)),
+        SnapshotPartition(4, (), (), 10, 1, (1, 2)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (partition_line("2"), "line 5: partition must be an integer"),
+        (partition_line(2, replicas=[1, True]), "line 5: replicas must be a list of integers"),
+        (partition_line(2, isr=[1, 2.0]), "line 5: isr must be a list of integers"),
+        (partition_line(2, size_bytes=False), "line 5: size_bytes must be an integer"),
+        (partition_line(2, log_dirs=["/a"]), "line 5: log_dirs must have one entry per replica"),
+        (partition_line(2, topic="u"), "line 5: partition of topic 'u' before its topic line"),
+        (partition_line(2, topic=["t"]), "line 5: partition of topic ['t'] before its topic line"),
+    ],
+    ids=["partition", "replicas", "isr", "size", "dirs", "topic", "topic-type"],
+)
+@pytest.mark.parametrize("chunk", [2, 8192])
+def test_a_bad_line_among_good_ones_is_named(monkeypatch, chunk, bad, message):
+    monkeypatch.setattr(snapshot_module, "_CHUNK_LINES", chunk)
+    text = HEADER + TOPIC_T + partition_line(0) + partition_line(1) + bad + partition_line(3)
+    with pytest.raises(SnapshotFormatError) as caught:
+        read_snapshot_lines(io.StringIO(text), "snap.jsonl")
+    assert caught.value.message == f"Invalid cluster snapshot snap.jsonl {message}"
+
+
+def test_errors_come_in_file_order():
+    """A bad field on line 3 is reported before invalid JSON on line 5, as a line-by-line reader would."""
+    text = HEADER + TOPIC_T + partition_line("x") + partition_line(1) + '{"type":\n'
+    with pytest.raises(SnapshotFormatError) as caught:
+        read_snapshot_lines(io.StringIO(text), "snap.jsonl")
+    assert "line 3: partition must be an integer" in caught.value.message
+
+
+def test_a_line_with_two_objects_is_an_error_even_when_the_count_adds_up():
+    """Line 2 holds two objects and lines 3-4 one between them: parsed as one array the file would give four
+    objects for four lines; each line alone is what counts."""
+    text = HEADER + '{"type":"broker","id":1}, {"type":"broker","id":2}\n{"type":"broker",\n"id":3}\n'
+    with pytest.raises(SnapshotFormatError) as caught:
+        read_snapshot_lines(io.StringIO(text), "snap.jsonl")
+    assert caught.value.message.startswith("Invalid cluster snapshot snap.jsonl line 2: Extra data")
+
+
+def test_equal_log_dirs_are_held_once():
+    text = HEADER + TOPIC_T + partition_line(0) + partition_line(1)
+    columns = read_snapshot_columns(io.StringIO(text))
+    first, second = columns.topics["t"].log_dirs
+    assert first == ("/a", "/b") and first is second
+    assert columns.topics["t"].isr == [None, None]  # the ISR equals the replicas: not held twice

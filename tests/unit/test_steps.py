@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kreassign.model import TopicPartition
-from kreassign.planning.steps import Limits, next_step, plan_partition, plan_rounds, select_steps
+from kreassign.planning.steps import Limits, next_step, plan_partition, plan_rounds, priority, select_steps
 
 TP = TopicPartition("t", 0)
 
@@ -61,9 +61,11 @@ def step(partition, source, target):
 
 
 def test_batch_takes_leader_movements_first_then_fills_with_others():
-    candidates = [step(0, (1, 2), (1, 3)), step(1, (1, 2), (3, 2)), step(2, (1, 2), (1, 4)), step(3, (2, 1), (4, 1))]
+    plan = [step(0, (1, 2), (1, 3)), step(1, (1, 2), (3, 2)), step(2, (1, 2), (1, 4)), step(3, (2, 1), (4, 1))]
+    candidates = sorted(plan, key=lambda s: priority(s, s.partition.partition))
+    assert [s.partition.partition for s in candidates] == [1, 3, 0, 2]
     chosen = select_steps(candidates, 0, 0, Limits(partitions=3, leaders=1))
-    assert [s.partition.partition for s in chosen] == [0, 1, 2]
+    assert [s.partition.partition for s in chosen] == [1, 0, 2]
     chosen = select_steps(candidates, 0, 0, Limits(partitions=2, leaders=2))
     assert [s.partition.partition for s in chosen] == [1, 3]
 

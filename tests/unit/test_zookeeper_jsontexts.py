@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kreassign.errors import CommandError
-from kreassign.zookeeper.command import _parse_plan
+from kreassign.zookeeper.command import parse_plan
 from kreassign.zookeeper.jsontexts import jackson_2_10_source
 
 KAFKA_2_8_2_MESSAGES = [
@@ -90,7 +90,7 @@ KAFKA_2_8_2_MESSAGES = [
 @pytest.mark.parametrize(("document", "message"), KAFKA_2_8_2_MESSAGES)
 def test_messages_are_kafka_2_8s(document, message):
     with pytest.raises(CommandError) as caught:
-        _parse_plan(document)
+        parse_plan(document)
     assert caught.value.message == message
 
 

@@ -1,0 +1,181 @@
+"""Many small steps on a real 3-broker cluster: the batched executor against Apache's execute + verify loop.
+
+    .venv/bin/python bench/bench_batched_scale.py [--partitions 2000] [--max-partition-movements 200]
+
+Topics of empty partitions, RF 2 on brokers 1 and 2. Two plans, each on a fresh topic:
+
+* ``follower``: every partition moves its follower to broker 3 (one step each);
+* ``leader``: every partition goes to [3, 1] (broker 3 added as the new leader: two steps and one
+  preferred-leader election each).
+
+Apache: ``--execute`` then ``--verify`` every second until nothing is in progress. kreassign:
+``--execute --max-partition-movements P --poll-interval-ms 1000`` in this process, through a port that counts
+and times the executor's requests, so that the requests and the wall time of a poll are measured too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kreassign.actions.batched import BatchedOptions, execute_batched  # noqa: E402
+from kreassign.cluster.kafka import KafkaCluster  # noqa: E402
+from kreassign.cluster.port import ConfigResource, ResourceType  # noqa: E402
+from kreassign.devcluster.cluster import LocalKafkaCluster  # noqa: E402
+from kreassign.devcluster.jars import apache_tool_command  # noqa: E402
+from kreassign.devcluster.topics import create_topic  # noqa: E402
+from kreassign.errors import KreassignError  # noqa: E402
+from kreassign.formats import parse_reassignment_json  # noqa: E402
+from kreassign.planning.steps import Limits  # noqa: E402
+
+TARGETS = {"follower": [1, 3], "leader": [3, 1]}
+
+
+class Counting:
+    """Forwards to the Kafka adapter, counting and timing each call."""
+
+    def __init__(self, port: KafkaCluster) -> None:
+        self._port = port
+        self.calls: Counter[str] = Counter()
+        self.seconds = 0.0
+
+    def __getattr__(self, name):
+        target = getattr(self._port, name)
+        if not callable(target):
+            return target
+
+        def call(*args, **kwargs):
+            self.calls[name] += 1
+            start = time.perf_counter()
+            try:
+                return target(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        return call
+
+
+class PollTimes:
+    def __init__(self, port: Counting) -> None:
+        self.port = port
+        self.polls: list[tuple[float, Counter[str]]] = []
+        self._mark = (time.perf_counter(), Counter())
+
+    def event(self, _message: str) -> None:
+        pass
+
+    def progress(self, _progress) -> None:
+        pass
+
+    def sleep(self, seconds: float) -> None:
+        now = time.perf_counter()
+        self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
+        time.sleep(seconds)
+        self._mark = (time.perf_counter(), Counter(self.port.calls))
+
+
+def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> None:
+    """A loaded broker may not know a topic just created yet: wait until its configs can be read."""
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            port.describe_configs([resource])
+            return
+        except KreassignError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def write_plan(path: Path, topic: str, partitions: int, target: list[int]) -> str:
+    plan = {
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": p, "replicas": target} for p in range(partitions)],
+    }
+    path.write_text(json.dumps(plan))
+    return str(path)
+
+
+def apache(bootstrap: str, plan: str) -> float:
+    tool = apache_tool_command()
+    common = ["--bootstrap-server", bootstrap, "--reassignment-json-file", plan]
+    start = time.perf_counter()
+    subprocess.run([*tool, *common, "--execute"], check=True, capture_output=True)
+    while True:
+        out = subprocess.run([*tool, *common, "--verify"], check=True, capture_output=True, text=True).stdout
+        if "is still in progress" not in out:
+            return time.perf_counter() - start
+        time.sleep(1)
+
+
+def ours(port: KafkaCluster, plan: str, journal: Path, max_partitions: int) -> tuple[float, PollTimes]:
+    counting = Counting(port)
+    polls = PollTimes(counting)
+    options = BatchedOptions(limits=Limits(partitions=max_partitions), journal_path=str(journal), poll_interval=1.0)
+    start = time.perf_counter()
+    outcome = execute_batched(
+        counting, parse_reassignment_json(Path(plan).read_text()), options, lambda _t: None, polls, sleep=polls.sleep
+    )
+    wall = time.perf_counter() - start
+    assert outcome is not None and outcome.status == "completed", outcome
+    return wall, polls
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--partitions", type=int, default=2000)
+    parser.add_argument("--max-partition-movements", type=int, default=200)
+    parser.add_argument("--plans", default="follower,leader")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmpdir, LocalKafkaCluster(Path(tmpdir) / "cluster", brokers=3) as cluster:
+        tmp = Path(tmpdir)
+        bootstrap = cluster.bootstrap_servers
+        port = KafkaCluster(bootstrap_servers=bootstrap)
+        try:
+            for kind in args.plans.split(","):
+                for tool in ("apache", "kreassign"):
+                    topic = f"scale-{kind}-{tool}"
+                    create_topic(bootstrap, topic, [[1, 2]] * args.partitions)
+                    wait_for_configs(port, topic)
+                    plan = write_plan(tmp / f"{topic}.json", topic, args.partitions, TARGETS[kind])
+                    if tool == "apache":
+                        rows.append((kind, tool, apache(bootstrap, plan), None))
+                    else:
+                        wall, polls = ours(port, plan, tmp / f"{topic}.journal.json", args.max_partition_movements)
+                        rows.append((kind, tool, wall, polls))
+                    print(f"{kind} {tool} {rows[-1][2]:.1f} s", file=sys.stderr, flush=True)
+        finally:
+            port.close()
+    print(f"{args.partitions} empty partitions, RF 2, P={args.max_partition_movements}, poll 1 s")
+    print(f"{'plan':<10}{'tool':<11}{'wall s':>8}{'ratio':>7}  per poll: median s, max s, requests (median, max)")
+    apache_wall = {}
+    for kind, tool, wall, polls in rows:
+        if tool == "apache":
+            apache_wall[kind] = wall
+        ratio = wall / apache_wall[kind] if kind in apache_wall else float("nan")
+        extra = ""
+        if polls is not None and polls.polls:
+            times = [t for t, _ in polls.polls]
+            counts = [sum(c.values()) for _, c in polls.polls]
+            extra = (
+                f"  {statistics.median(times):.3f}, {max(times):.3f}, "
+                f"{statistics.median(counts):.0f}, {max(counts)} ({len(times)} polls)"
+            )
+        print(f"{kind:<10}{tool:<11}{wall:>8.1f}{ratio:>7.2f}{extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""--execute with --max-*-movements or --dry-run: the KIP-435 executor, attached until the plan is done."""
+
+from __future__ import annotations
+
+from kreassign.cli.commands import Invocation
+from kreassign.cli.exit_codes import ExitCode, after_signal
+from kreassign.errors import CommandError
+from kreassign.execution.journal import RunStatus
+
+RUN_EXIT_CODES = {
+    RunStatus.COMPLETED: ExitCode.OK,
+    RunStatus.FAILED: ExitCode.ERROR,
+    RunStatus.CANCELLED: ExitCode.CANCELLED,
+}
+"""How a batched run ended -> exit status (an interrupted one: 128 + the signal number)."""
+
+
+def _positive(inv: Invocation, name: str) -> int | None:
+    value = inv.args.long_value(name)
+    if value is not None and value < 1:
+        raise CommandError(f"--{name} must be at least 1, not {value}")
+    return value
+
+
+def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> int:
+    from kreassign.actions.batched import BatchedOptions, execute_batched
+    from kreassign.cli.live import make_reporter
+    from kreassign.execution.executor import Interrupted, signals_interrupt
+    from kreassign.planning.steps import Limits
+
+    args = inv.args
+    limits = Limits(
+        partitions=_positive(inv, "max-partition-movements"),
+        replicas=_positive(inv, "max-replica-movements"),
+        leaders=_positive(inv, "max-leader-movements"),
+        brokers=_positive(inv, "max-broker-movements"),
+    )
+    from kreassign.actions.balanced import check_choice
+    from kreassign.execution.executor import ORDERS
+
+    order = check_choice("order", str(args.value("order") or "plan"), ORDERS)
+    poll_ms = _positive(inv, "poll-interval-ms")
+    options = BatchedOptions(
+        limits=limits,
+        throttle=throttle,
+        log_dir_throttle=log_dir_throttle,
+        additional=args.has("additional"),
+        allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
+        journal_path=args.value("journal-file"),
+        order=order,
+        adaptive=args.has("adaptive"),
+        poll_interval=(poll_ms or 1000) / 1000.0,
+        stall_timeout=(_positive(inv, "stall-timeout-ms") or 300000) / 1000.0,
+        dry_run=args.has("dry-run"),
+        output=args.value("output") or "text",
+    )
+    reporter = make_reporter(inv.err, inv.err_terminal)
+    try:
+        with signals_interrupt():
+            outcome = execute_batched(inv.port, plan, options, inv.out, reporter, on_start=reporter.start)
+    except Interrupted as exc:  # before the executor started, or after it had finished and cleaned up
+        reporter.stop()
+        inv.err(f"Interrupted by {exc}.\n")
+        return after_signal(exc.signum)
+    finally:
+        reporter.stop()
+    if outcome is None:
+        return ExitCode.OK
+    if outcome.status is RunStatus.INTERRUPTED and outcome.signum is not None:
+        return after_signal(outcome.signum)
+    return RUN_EXIT_CODES.get(outcome.status, ExitCode.ERROR)

@@ -1,0 +1,70 @@
+"""--generate: the Apache placement (reproducible with --seed), or --strategy balanced."""
+
+from __future__ import annotations
+
+from kreassign.cli.commands import Invocation
+from kreassign.cli.exit_codes import ExitCode
+
+
+def run(inv: Invocation) -> int:
+    from kreassign.documents import dump, generate_document
+
+    if inv.args.has("strategy") and inv.args.value("strategy") != "apache":
+        result, quality, engine = _balanced(inv)
+        inv.err(render_plan_report(quality, engine, terminal=inv.err_terminal))
+        if inv.json_mode:
+            from kreassign.planning.quality import quality_document
+
+            document = generate_document(result.current_json, result.proposed_json)
+            inv.out(dump({**document, "report": {"engine": engine, **quality_document(quality)}}))
+        return ExitCode.OK
+    result = _apache(inv)
+    if inv.json_mode:
+        inv.out(dump(generate_document(result.current_json, result.proposed_json)))
+    return ExitCode.OK
+
+
+def render_plan_report(quality, engine: str, terminal: bool) -> str:
+    """The balanced plan report (stderr): rich bars on a terminal, else plain text."""
+    from kreassign.cli import render_plan_report as render
+
+    if terminal:
+        import shutil
+
+        return render.render_plan_report_rich(quality, engine, width=shutil.get_terminal_size().columns)
+    return render.render_plan_report_text(quality, engine)
+
+
+def _apache(inv: Invocation):
+    from kreassign.actions.balanced import check_apache_strategy_options
+    from kreassign.actions.common import read_input_file
+    from kreassign.actions.generate import generate_assignment
+
+    args = inv.args
+    check_apache_strategy_options(args)
+    topics = read_input_file(args.value("topics-to-move-json-file"))
+    broker_list = args.value("broker-list")
+    seed = args.long_value("seed")
+    rack_aware = not args.has("disable-rack-aware")
+    return generate_assignment(inv.port, topics, broker_list, rack_aware=rack_aware, seed=seed, out=inv.text_out)
+
+
+def _balanced(inv: Invocation):
+    from kreassign.actions import balanced
+    from kreassign.actions.common import read_input_file
+
+    args = inv.args
+    balanced.check_choice("strategy", str(args.value("strategy")), balanced.STRATEGIES)
+    text = read_input_file(args.value("topics-to-move-json-file"))
+    return balanced.generate_balanced(
+        inv.port,
+        text,
+        args.value("broker-list"),
+        rack_aware=not args.has("disable-rack-aware"),
+        replication_factor=args.long_value("replication-factor"),
+        engine=balanced.check_choice("engine", str(args.value("engine")), balanced.ENGINES),
+        spark_master=args.value("spark-master"),
+        spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
+        out=inv.text_out,
+        max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
+    )

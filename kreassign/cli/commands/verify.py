@@ -1,0 +1,22 @@
+"""--verify: the Apache text, or the verify JSON document; --fail-if-incomplete sets the exit status."""
+
+from __future__ import annotations
+
+from kreassign.cli.commands import Invocation
+
+
+def run(inv: Invocation) -> int:
+    from kreassign import formats
+    from kreassign.actions.common import read_input_file
+    from kreassign.actions.verify import verify_assignment
+    from kreassign.planning.progress import verify_outcome
+
+    plan = formats.parse_reassignment_json(read_input_file(inv.args.value("reassignment-json-file")))
+    preserve = inv.args.has("preserve-throttles")
+    result = verify_assignment(inv.port, plan, preserve, inv.text_out)
+    outcome = verify_outcome(result.partitions, result.moves)
+    if inv.json_mode:
+        from kreassign.documents import dump, verify_document
+
+        inv.out(dump(verify_document(result, outcome, preserve)))
+    return inv.outcome_status(outcome)

@@ -1,0 +1,320 @@
+"""The batched executor as a scheduler: per-broker limits, load-aware order, health waits, --adaptive.
+Against the simulated cluster with its fake clock; every sample is taken after each poll and each submit."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.cluster.port import ConfigResource, ResourceType
+from kreassign.cluster.simulated import SimulatedCluster
+from kreassign.execution.journal import Journal
+from kreassign.model import Broker, ReassignmentPlan, TopicPartition
+from kreassign.planning.adaptive import Aimd, Signals
+from kreassign.planning.steps import Limits, priority, select_steps, step_brokers
+
+MB = 1_000_000
+
+
+class Sampled(SimulatedCluster):
+    """Samples the steps in flight (per broker: new replicas and the current leader) at every change."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.peak_per_broker: Counter[int] = Counter()
+        self.peak_partitions = 0
+        self.peak_leaders = 0
+        self.leader_at_start: dict[TopicPartition, int | None] = {}
+        self.started: list[TopicPartition] = []
+
+    def alter_reassignments(self, targets, allow_replication_factor_change=True):
+        for tp, target in targets.items():
+            if target is not None:
+                self.leader_at_start[tp] = self.partitions[tp].leader
+                self.started.append(tp)
+                added = [b for b in target if b not in self.partitions[tp].replicas]
+                if self.limits.replicas is not None:
+                    assert len(added) <= self.limits.replicas
+        errors = super().alter_reassignments(targets, allow_replication_factor_change)
+        self.sample()
+        return errors
+
+    def sample(self):
+        moving = self.list_reassignments()
+        load: Counter[int] = Counter()
+        leaders = 0
+        for tp, r in moving.items():
+            load.update({*r.adding, self.leader_at_start[tp]})
+            part = self.partitions[tp]
+            leaders += part.target[0] != part.original[0]
+        for b, n in load.items():
+            self.peak_per_broker[b] = max(self.peak_per_broker[b], n)
+            if self.limits.brokers is not None:
+                assert n <= self.limits.brokers, (b, n)
+        self.peak_partitions = max(self.peak_partitions, len(moving))
+        self.peak_leaders = max(self.peak_leaders, leaders)
+        if self.limits.partitions is not None:
+            assert len(moving) <= self.limits.partitions
+        if self.limits.leaders is not None:
+            assert leaders <= self.limits.leaders
+
+
+class Recorder:
+    def __init__(self, sim=None, on_progress=None):
+        self.events: list[str] = []
+        self.notes: list[str] = []
+        self.polls = 0
+        self.sim = sim
+        self.on_progress = on_progress
+
+    def event(self, message):
+        self.events.append(message)
+
+    def progress(self, progress):
+        self.polls += 1
+        self.notes.extend(progress.notes)
+        if self.sim is not None:
+            self.sim.sample()
+        if self.on_progress:
+            self.on_progress(self.polls)
+
+
+def sampled(brokers=12, limits=None, bandwidth=10 * MB) -> Sampled:
+    sim = Sampled([Broker(i, f"rack-{i % 3}") for i in range(brokers)], bandwidth=bandwidth)
+    sim.limits = limits or Limits()
+    return sim
+
+
+def run(sim, targets, tmp_path, limits, reporter=None, **options):
+    out: list[str] = []
+    outcome = execute_batched(
+        sim,
+        ReassignmentPlan(tuple(targets.items())),
+        BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
+        out.append,
+        reporter or Recorder(sim),
+        clock=sim.clock,
+        sleep=sim.sleep,
+    )
+    return outcome, "".join(out)
+
+
+def tp(p, topic="t"):
+    return TopicPartition(topic, p)
+
+
+@st.composite
+def plans(draw):
+    brokers = draw(st.integers(min_value=3, max_value=8))
+    n = draw(st.integers(min_value=1, max_value=14))
+    layout, targets = [], {}
+    for p in range(n):
+        current = draw(st.lists(st.integers(0, brokers - 1), min_size=1, max_size=3, unique=True))
+        final = draw(st.lists(st.integers(0, brokers - 1), min_size=1, max_size=3, unique=True))
+        layout.append(tuple(current))
+        targets[tp(p)] = tuple(final)
+    sizes = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    limits = Limits(
+        partitions=draw(st.none() | st.integers(1, 6)),
+        replicas=draw(st.none() | st.integers(1, 2)),
+        leaders=draw(st.none() | st.integers(1, 3)),
+        brokers=draw(st.none() | st.integers(1, 3)),
+    )
+    order = draw(st.sampled_from(["plan", "small-first", "large-first"]))
+    return brokers, layout, sizes, targets, limits, order
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plans())
+def test_no_sample_ever_exceeds_a_per_broker_p_r_or_l_limit_and_every_plan_completes(tmp_path_factory, case):
+    brokers, layout, sizes, targets, limits, order = case
+    tmp_path = tmp_path_factory.mktemp("run")
+    sim = sampled(brokers, limits)
+    for p, (replicas, size) in enumerate(zip(layout, sizes, strict=True)):
+        sim.add_topic("t" if p == 0 else f"t{p}", [replicas], size=size * MB)
+    renamed = {(tp(0) if p == 0 else tp(0, f"t{p}")): target for p, (_, target) in enumerate(targets.items())}
+    outcome, _ = run(sim, renamed, tmp_path, limits, order=order)
+    assert outcome.status == "completed"
+    for partition, target in renamed.items():
+        assert tuple(sim.partitions[partition].replicas) == target
+
+
+def test_per_broker_limit_spreads_the_moves_of_an_added_broker_and_fills_free_slots(tmp_path):
+    """Brokers 9-11 are new; every step lands on one of them, and is served by leaders 0-8."""
+    limits = Limits(partitions=100, brokers=2)
+    sim = sampled(12, limits)
+    sim.add_topic("t", [(p % 9, (p + 1) % 9) for p in range(60)], size=20 * MB)
+    targets = {tp(p): (p % 9, 9 + p % 3) for p in range(60)}
+    recorder = Recorder(sim)
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert max(sim.peak_per_broker.values()) == 2  # reached, never exceeded
+    assert all(sim.peak_per_broker[b] == 2 for b in (9, 10, 11))  # every new broker kept busy
+
+
+def test_a_broker_with_a_free_slot_never_waits_behind_steps_of_busy_brokers():
+    """Plan order puts 10 steps to broker 5 first; the step to broker 6 starts in the same batch."""
+    steps = [next_to(p, (0, 1), (0, 5)) if p < 10 else next_to(p, (2, 3), (2, 6)) for p in range(11)]
+    candidates = sorted(steps, key=lambda s: priority(s, s.partition.partition))
+    chosen = select_steps(candidates, 0, 0, Limits(partitions=10, brokers=2))
+    assert [s.partition.partition for s in chosen] == [0, 1, 10]
+
+
+def next_to(p, source, target):
+    from kreassign.planning.steps import next_step
+
+    return next_step(tp(p), source, target, None)
+
+
+def test_step_brokers_are_the_new_replicas_and_the_current_leader():
+    step = next_to(0, (1, 2, 3), (1, 4, 5))
+    assert step_brokers(step) == {1, 4, 5}
+    assert step_brokers(step, leader=2) == {2, 4, 5}
+
+
+def test_orders_small_first_and_large_first_and_leader_moves_first(tmp_path):
+    limits = Limits(partitions=1)
+    for order, expected in (("plan", [1, 0, 2, 3]), ("small-first", [1, 3, 2, 0]), ("large-first", [1, 0, 2, 3])):
+        sim = sampled(6, limits)
+        for p, size in enumerate([50, 40, 20, 1]):
+            sim.add_topic(f"t{p}", [(0, 1)], size=size * MB)
+        targets = {tp(0, f"t{p}"): ((0, 2) if p != 1 else (2, 1)) for p in range(4)}
+        outcome, _ = run(sim, targets, tmp_path / order, limits, order=order)
+        assert outcome.status == "completed"
+        started = list(dict.fromkeys(int(t.topic[1:]) for t in sim.started))
+        assert started == expected, order  # t1 moves its leader: first in any order
+
+
+def test_an_under_replicated_partition_waits_and_the_display_says_why(tmp_path):
+    limits = Limits(partitions=2)
+    sim = sampled(6, limits)
+    sim.add_topic("t", [(0, 1, 2)] * 2, size=5 * MB)
+    sim.configs[ConfigResource(ResourceType.TOPIC, "t")] = {"min.insync.replicas": "2"}
+    sim.partitions[tp(0)].isr = [0, 1]  # replica 2 fell out of the ISR, not because of this plan
+
+    def heal(n):
+        if n == 25:
+            sim.partitions[tp(0)].isr = [0, 1, 2]
+
+    def fake_catch_up(seconds):  # the simulated cluster would let a live follower catch up at once
+        isr = list(sim.partitions[tp(0)].isr)
+        SimulatedCluster.advance(sim, seconds)
+        if recorder.polls < 25:
+            sim.partitions[tp(0)].isr = isr
+
+    sim.advance = fake_catch_up
+    recorder = Recorder(sim, heal)
+    outcome, _ = run(sim, {tp(0): (0, 1, 3), tp(1): (0, 1, 3)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert "t-0 waits: at or under min.insync.replicas (ISR 2 of 3, min 2)" in recorder.notes
+    assert sim.started.index(tp(1)) < sim.started.index(tp(0))
+    assert sim.partitions[tp(0)].replicas == [0, 1, 3]
+
+
+# ---- --adaptive
+
+
+def healthy(rate, saturated=True, **changes):
+    values = {"at_min_isr": 0, "under_replicated": 0, "offline_brokers": 0, "stalled_copies": 0}
+    return Signals(**{**values, **changes}, rate=rate, saturated=saturated)
+
+
+def test_aimd_on_a_scripted_sequence_of_signals():
+    aimd = Aimd(8, hold=1)
+    assert aimd.limit == 4
+    script = [
+        (healthy(100.0), 5, "the cluster is healthy"),
+        (healthy(150.0), 6, "the cluster is healthy"),  # the rate rose with the limit: go on
+        (healthy(150.0), 5, "the copy rate did not rise"),  # it did not: back one, hold
+        (healthy(150.0), 5, None),  # holding
+        (healthy(150.0, saturated=False), 5, None),  # nobody uses the slots: no reason to raise
+        (healthy(150.0, under_replicated=2), 2, "under-replicated partitions appeared"),  # halve
+        (healthy(150.0, under_replicated=2), 2, None),  # the same URPs again: holding
+        (healthy(150.0, under_replicated=2), 3, "the cluster is healthy"),
+        (healthy(200.0, offline_brokers=1), 1, "1 broker(s) offline"),
+        (healthy(200.0, offline_brokers=1, stalled_copies=3), 1, None),  # at 1 already: no change
+        (healthy(200.0, offline_brokers=1), 1, None),  # holding
+        (healthy(200.0, offline_brokers=1), 2, "the cluster is healthy"),
+        (healthy(260.0, offline_brokers=1, at_min_isr=1), 1, "at or under min.insync.replicas"),
+    ]
+    for i, (signals, limit, reason) in enumerate(script):
+        change = aimd.observe(signals)
+        assert aimd.limit == limit, (i, aimd.limit)
+        if reason is None:
+            assert change is None, (i, change)
+        else:
+            assert change is not None and reason in change.reason and change.after == limit, (i, change)
+
+
+def test_aimd_stays_within_one_and_n():
+    aimd = Aimd(3, current=10)
+    assert aimd.limit == 3
+    for rate in range(1, 50):
+        aimd.observe(healthy(float(rate * 1000)))
+        assert 1 <= aimd.limit <= 3
+    with pytest.raises(ValueError):
+        Aimd(0)
+
+
+def test_adaptive_run_halves_on_an_outage_logs_the_change_and_a_resume_keeps_the_limit(tmp_path):
+    limits = Limits(partitions=50, brokers=4)
+    sim = sampled(8, limits, bandwidth=2 * MB)
+    sim.add_topic("t", [(p % 4, (p + 1) % 4) for p in range(40)], size=40 * MB)
+    sim.add_topic("other", [(5, 6)], size=MB)
+    targets = {tp(p): (p % 4, 4 + p % 2) for p in range(40)}
+
+    def outage(n):
+        if n == 30:
+            sim.stop_broker(7)  # not needed by the plan, but a broker going offline
+        if n == 45:
+            raise KeyboardInterrupt
+
+    recorder = Recorder(sim, outage)
+    with pytest.raises(KeyboardInterrupt):
+        run(sim, targets, tmp_path, limits, reporter=recorder, adaptive=True)
+    changes = [e for e in recorder.events if e.startswith("Per-broker limit ")]
+    assert "Per-broker limit starts at 2 (--adaptive, at most 4)" in recorder.events
+    assert any(e.endswith("1 broker(s) offline") for e in changes), changes
+    state = Journal(tmp_path / "j.json").load()
+    assert state.limit_changes and state.broker_limit == state.limit_changes[-1]["to"]
+    kept = state.broker_limit
+    sim.start_broker(7)
+    recorder = Recorder(sim)
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter=recorder, adaptive=True)
+    assert outcome.status == "completed"
+    assert f"Per-broker limit starts at {kept} (--adaptive, at most 4)" in recorder.events
+    assert max(sim.peak_per_broker.values()) <= 4
+
+
+def test_dry_run_shows_the_rounds_under_the_per_broker_limit_and_the_busiest_broker(tmp_path):
+    import json
+
+    sim = sampled(6)
+    sim.add_topic("t", [(0, 1)] * 4, size=MB)
+    targets = {tp(p): (0, 2 + p % 2) for p in range(4)}
+    _, out = run(sim, targets, tmp_path, Limits(partitions=4, brokers=2), dry_run=True)
+    # leader 0 serves every copy: at most 2 steps at once
+    assert "3 step(s)" not in out and "4 step(s) in 2 round(s)" in out
+    assert "Round 1 (busiest broker 0: 2 of 2 steps):\n  t-0: [0,1] -> [0,2] (+2, -1)\n  t-1:" in out
+    _, out = run(sim, targets, tmp_path, Limits(partitions=4, brokers=2), dry_run=True, output="json")
+    document = json.loads(out[out.index("{\n") :])
+    assert document["limits"] == {"partitions": 4, "replicas": None, "leaders": None, "brokers": 2}
+    assert [r["busiest_broker"] for r in document["rounds"]] == [{"broker": 0, "steps": 2}] * 2
+    assert sim.list_reassignments() == {}
+
+
+def test_shared_links_split_a_brokers_rate_between_the_copies_crossing_it():
+    sim = SimulatedCluster([Broker(i, None) for i in range(4)], bandwidth=10 * MB, shared_links=True)
+    sim.add_topic("t", [(0,), (1,)], size=10 * MB)
+    sim.alter_reassignments({tp(0): (0, 3), tp(1): (1, 3)})  # two copies into broker 3: 5 MB/s each
+    sim.advance(1.0)
+    assert sim.partitions[tp(0)].copied[3] == sim.partitions[tp(1)].copied[3] == 5 * MB
+    sim.advance(1.0)
+    assert sim.list_reassignments() == {}
+    sim.alter_reassignments({tp(0): (0, 3, 1)})  # one copy, served by leader 0 into broker 1: the whole rate
+    sim.advance(0.5)
+    assert sim.partitions[tp(0)].copied[1] == 5 * MB
