@@ -589,8 +589,13 @@ class SnapshotCluster:
             broker = brokers.get(broker_id)
             if broker is None:
                 continue
-            total = broker.capacity_bytes if len(broker.log_dirs) == 1 else None
-            result[broker_id] = [LogDirUsage(d, sizes.get((broker_id, d), {}), total) for d in broker.log_dirs]
+            # capacity_bytes is the sum over the broker's log dirs (what a live cluster's totals add up to):
+            # each dir gets an equal share, the first the remainder, so that the sum is the same
+            share, extra = divmod(broker.capacity_bytes, len(broker.log_dirs) or 1) if broker.capacity_bytes else (0, 0)
+            result[broker_id] = [
+                LogDirUsage(d, sizes.get((broker_id, d), {}), (share + (extra if i == 0 else 0)) or None)
+                for i, d in enumerate(broker.log_dirs)
+            ]
         return result
 
     def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
