@@ -105,8 +105,10 @@ class ThrottleLifecycle:
             return
         changes = {_broker(b): [_op(c, v) for c, v in values.items()] for b in sorted(set(brokers))}
         if changes:
-            self.port.incremental_alter_configs(changes)
+            # counted as set before the call: a signal that arrives while it runs (or right after it returns)
+            # must still find these brokers in restore(); putting back a rate that was never changed is harmless
             self.rates_set.update(r.name for r in changes)
+            self.port.incremental_alter_configs(changes)
 
     def set_rate_everywhere(self, inter_broker: int, log_dir: int) -> None:
         """A new rate while running: every broker this run throttles gets it."""

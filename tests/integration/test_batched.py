@@ -58,6 +58,19 @@ def throttles(port: KafkaCluster, topics: list[str], brokers=range(1, 6)) -> dic
     }
 
 
+def throttles_once_applied(port: KafkaCluster, topics: list[str], settle: float = 15.0) -> dict:
+    """:func:`throttles` once the brokers have applied what the controller accepted. A broker applies a
+    config change a moment after the controller accepts it, so a read right after a run exits can still
+    show a rate the run has deleted: read again for up to ``settle`` seconds while any is left, and return
+    the last read (a rate that is really left stays there)."""
+    last = throttles(port, topics)
+    deadline = time.monotonic() + settle
+    while last and time.monotonic() < deadline:
+        time.sleep(0.5)
+        last = throttles(port, topics)
+    return last
+
+
 def state(port: KafkaCluster, topic: str) -> dict[int, tuple[tuple[int, ...], int | None]]:
     return {p.partition: (p.replicas, p.leader) for p in port.describe_topics([topic])[topic]}
 

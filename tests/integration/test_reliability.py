@@ -19,7 +19,7 @@ from kreassign.devcluster.cluster import LocalKafkaCluster
 from kreassign.devcluster.topics import count_messages, create_topic
 from kreassign.model import TopicPartition
 from tests.integration.differential import run_apache, run_ours, wait_until
-from tests.integration.test_batched import batched, start, state, throttles, write_plan
+from tests.integration.test_batched import batched, start, state, throttles, throttles_once_applied, write_plan
 
 pytestmark = pytest.mark.integration
 FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
@@ -161,7 +161,7 @@ def test_signals_at_21_seeded_moments_always_converge_and_leave_no_throttle(kafk
         stdout, stderr = proc.communicate(timeout=120)
         if signum != signal.SIGKILL:
             # the process has exited: no throttle of ours may be left, and nothing of ours moving
-            assert throttles(port5, [topic]) == {}, (i, signum, stdout, stderr)
+            assert throttles_once_applied(port5, [topic]) == {}, (i, signum, stdout, stderr)
             assert moving(port5, topic, 4) == {}, (i, signum, stdout)
             # 0: it had finished; 128+n: it stopped itself; -n: the signal came before Python set up the
             # handler (nothing had been changed yet)
@@ -171,7 +171,7 @@ def test_signals_at_21_seeded_moments_always_converge_and_leave_no_throttle(kafk
         result = run_ours(args, timeout=180)
         assert result.code == 0, (i, signum, result.stdout, result.stderr)
         assert at_target(port5, topic, target), (i, signum)
-        assert throttles(port5, [topic]) == {}, (i, signum, "the resume must clear what a killed run left")
+        assert throttles_once_applied(port5, [topic]) == {}, (i, signum, "the resume must clear what a killed run left")
         report.append((signum.name, round(delay, 2), proc.returncode))
     assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 1000)
     assert len(report) == 21
