@@ -17,6 +17,7 @@ from kreassign.planning.steps import busiest_broker
 
 if TYPE_CHECKING:
     from kreassign.planning.progress import ProgressReport, ReplicaProgress
+    from kreassign.planning.quality import PlanQuality
     from kreassign.planning.steps import Limits, Round
 
 JSON_VERSION = 1
@@ -45,8 +46,45 @@ def log_dir_moves(moves: Mapping[TopicPartitionReplica, str]) -> list[dict[str, 
     ]
 
 
-def generate_document(current_json: str, proposed_json: str) -> dict[str, object]:
-    return document("generate", current=json.loads(current_json), proposed=json.loads(proposed_json))
+def generate_document(
+    current_json: str, proposed_json: str, report: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """--generate; ``report``: the plan report of --strategy balanced (:func:`plan_report`)."""
+    current, proposed = json.loads(current_json), json.loads(proposed_json)
+    if report is None:
+        return document("generate", current=current, proposed=proposed)
+    return document("generate", current=current, proposed=proposed, report=dict(report))
+
+
+def plan_report(quality: PlanQuality, engine: str) -> dict[str, object]:
+    """The balanced plan report (the ``report`` of the ``generate`` document)."""
+    return {
+        "engine": engine,
+        "partitions": quality.partitions,
+        "replicas_moved": quality.replicas_moved,
+        "minimum_replicas_moved": quality.minimum_moves,
+        "bytes_moved": quality.bytes_moved,
+        "minimum_bytes_moved": quality.minimum_bytes,
+        "total_bytes": quality.total_bytes,
+        "leaders_changed": quality.leaders_changed,
+        "score": {"before": round(quality.score_before, 2), "after": round(quality.score_after, 2)},
+        "dimensions": [
+            {"name": d.name, "unit": d.unit, "before": d.before.as_dict(), "after": d.after.as_dict()}
+            for d in quality.dimensions
+        ],
+        "brokers": [
+            {
+                "broker": b,
+                "chosen": b in quality.brokers,
+                **{
+                    f"{name}_{side}": quality.per_broker[name][i].get(b, 0)
+                    for name in ("replicas", "leaders", "bytes")
+                    for i, side in enumerate(("before", "after"))
+                },
+            }
+            for b in quality.shown
+        ],
+    }
 
 
 def execute_document(

@@ -289,33 +289,3 @@ def measure_plan(
         score_before=sum(d.before.score for d in scored) / len(scored),
         score_after=sum(d.after.score for d in scored) / len(scored),
     )
-
-
-def quality_document(quality: PlanQuality) -> dict[str, object]:
-    """The report as JSON-ready data (the ``report`` of the ``generate`` document)."""
-    return {
-        "partitions": quality.partitions,
-        "replicas_moved": quality.replicas_moved,
-        "minimum_replicas_moved": quality.minimum_moves,
-        "bytes_moved": quality.bytes_moved,
-        "minimum_bytes_moved": quality.minimum_bytes,
-        "total_bytes": quality.total_bytes,
-        "leaders_changed": quality.leaders_changed,
-        "score": {"before": round(quality.score_before, 2), "after": round(quality.score_after, 2)},
-        "dimensions": [
-            {"name": d.name, "unit": d.unit, "before": d.before.as_dict(), "after": d.after.as_dict()}
-            for d in quality.dimensions
-        ],
-        "brokers": [
-            {
-                "broker": b,
-                "chosen": b in quality.brokers,
-                **{
-                    f"{name}_{side}": quality.per_broker[name][i].get(b, 0)
-                    for name in ("replicas", "leaders", "bytes")
-                    for i, side in enumerate(("before", "after"))
-                },
-            }
-            for b in quality.shown
-        ],
-    }

@@ -13,10 +13,10 @@ def run(inv: Invocation) -> int:
         result, quality, engine = _balanced(inv)
         inv.err(render_plan_report(quality, engine, terminal=inv.err_terminal))
         if inv.json_mode:
-            from kreassign.planning.quality import quality_document
+            from kreassign.documents import plan_report
 
-            document = generate_document(result.current_json, result.proposed_json)
-            inv.out(dump({**document, "report": {"engine": engine, **quality_document(quality)}}))
+            report = plan_report(quality, engine)
+            inv.out(dump(generate_document(result.current_json, result.proposed_json, report)))
         return ExitCode.OK
     result = _apache(inv)
     if inv.json_mode:
