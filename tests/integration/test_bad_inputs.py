@@ -309,8 +309,26 @@ def corpus(kafka_cluster, tmp_path_factory):
             "}", ', "partitions": []}'
         )
     )
+    _wait_until_settled(port, kafka_cluster.bootstrap_servers)
     yield kafka_cluster.bootstrap_servers, folder, {k: str(v) for k, v in fixed.items()}, port
     port.close()
+
+
+def _wait_until_settled(port: KafkaCluster, bootstrap: str, timeout: float = 60.0) -> None:
+    """Every broker has applied the new topic and its throttle: a config or metadata read goes to any
+    broker, so the first case's "before" could otherwise miss what its "after" sees (seen in CI)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    settled = 0
+    while settled < 5:
+        state = snapshot(port, bootstrap)
+        ready = len(state["topics"].get(TOPIC, {})) == 3 and state["throttles"].get(f"topic:{TOPIC}") == {
+            "follower.replication.throttled.replicas": "9:9"
+        }
+        settled = settled + 1 if ready else 0
+        assert time.monotonic() < deadline, f"the corpus topic did not settle: {state}"
+        time.sleep(0.2)
 
 
 def snapshot(port: KafkaCluster, bootstrap: str) -> dict:
