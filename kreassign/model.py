@@ -73,3 +73,77 @@ class ReassignmentPlan:
 
     def targets(self) -> dict[TopicPartition, tuple[int, ...]]:
         return dict(self.partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotPartition:
+    partition: int
+    replicas: tuple[int, ...]
+    log_dirs: tuple[str | None, ...] = ()
+    size_bytes: int | None = None
+    leader: int | None = None
+    isr: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotTopic:
+    name: str
+    partitions: tuple[SnapshotPartition, ...]
+    min_insync_replicas: int | None = None
+
+
+@dataclass(slots=True)
+class TopicColumns:
+    """One topic of a snapshot as columns, one entry per partition in partition order: what a snapshot
+    of a million partitions is held as (no object per partition or replica).
+
+    ``log_dirs[i]`` is the tuple of log dirs of partition i's replicas (equal tuples are one object);
+    ``isr[i]`` is None when the ISR equals the replicas (the common case)."""
+
+    name: str
+    min_insync_replicas: int | None = None
+    partitions: list[int] = field(default_factory=list)
+    replicas: list[tuple[int, ...]] = field(default_factory=list)
+    log_dirs: list[tuple[str | None, ...]] = field(default_factory=list)
+    sizes: list[int | None] = field(default_factory=list)
+    leaders: list[int | None] = field(default_factory=list)
+    isr: list[tuple[int, ...] | None] = field(default_factory=list)
+
+    def append(self, partition: SnapshotPartition, dirs: dict[tuple, tuple]) -> None:
+        replicas, isr = partition.replicas, partition.isr
+        log_dirs = partition.log_dirs or (None,) * len(replicas)
+        self.partitions.append(partition.partition)
+        self.replicas.append(replicas)
+        self.log_dirs.append(dirs.setdefault(log_dirs, log_dirs))
+        self.sizes.append(partition.size_bytes)
+        self.leaders.append(partition.leader)
+        self.isr.append(None if isr == replicas else isr)
+
+    def isr_at(self, index: int) -> tuple[int, ...]:
+        isr = self.isr[index]
+        return self.replicas[index] if isr is None else isr
+
+    def partition_at(self, index: int) -> SnapshotPartition:
+        return SnapshotPartition(
+            self.partitions[index],
+            self.replicas[index],
+            self.log_dirs[index],
+            self.sizes[index],
+            self.leaders[index],
+            self.isr_at(index),
+        )
+
+    def sort(self) -> None:
+        """Partition order (stable: a partition listed twice keeps its file order)."""
+        parts = self.partitions
+        if parts == sorted(parts):
+            return
+        order = sorted(range(len(parts)), key=parts.__getitem__)
+        for column in ("partitions", "replicas", "log_dirs", "sizes", "leaders", "isr"):
+            values = getattr(self, column)
+            setattr(self, column, [values[i] for i in order])
+
+    def to_topic(self) -> SnapshotTopic:
+        return SnapshotTopic(
+            self.name, tuple(self.partition_at(i) for i in range(len(self.partitions))), self.min_insync_replicas
+        )

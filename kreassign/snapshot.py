@@ -29,7 +29,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, compress, islice, pairwise, repeat
 from operator import itemgetter, methodcaller, ne
 from typing import IO, Any
@@ -43,7 +43,16 @@ from kreassign.cluster.port import (
     ResourceType,
 )
 from kreassign.errors import CommandError, UnknownTopicOrPartitionError
-from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.model import (
+    Broker,
+    PartitionInfo,
+    PartitionReassignment,
+    SnapshotPartition,
+    SnapshotTopic,
+    TopicColumns,
+    TopicPartition,
+    TopicPartitionReplica,
+)
 
 SNAPSHOT_VERSION = 1
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
@@ -56,23 +65,6 @@ class SnapshotBroker:
     rack: str | None = None
     log_dirs: tuple[str, ...] = ()
     capacity_bytes: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotPartition:
-    partition: int
-    replicas: tuple[int, ...]
-    log_dirs: tuple[str | None, ...] = ()
-    size_bytes: int | None = None
-    leader: int | None = None
-    isr: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotTopic:
-    name: str
-    partitions: tuple[SnapshotPartition, ...]
-    min_insync_replicas: int | None = None
 
 
 @dataclass
@@ -228,61 +220,15 @@ def _ints(record: Mapping[str, Any], key: str, where: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-@dataclass(slots=True)
-class TopicColumns:
-    """One topic of a snapshot as columns, one entry per partition in partition order: what a snapshot
-    of a million partitions is held as (no object per partition or replica).
-
-    ``log_dirs[i]`` is the tuple of log dirs of partition i's replicas (equal tuples are one object);
-    ``isr[i]`` is None when the ISR equals the replicas (the common case)."""
-
-    name: str
-    min_insync_replicas: int | None = None
-    partitions: list[int] = field(default_factory=list)
-    replicas: list[tuple[int, ...]] = field(default_factory=list)
-    log_dirs: list[tuple[str | None, ...]] = field(default_factory=list)
-    sizes: list[int | None] = field(default_factory=list)
-    leaders: list[int | None] = field(default_factory=list)
-    isr: list[tuple[int, ...] | None] = field(default_factory=list)
-
-    def append(self, partition: SnapshotPartition, dirs: dict[tuple, tuple]) -> None:
-        replicas, isr = partition.replicas, partition.isr
-        log_dirs = partition.log_dirs or (None,) * len(replicas)
-        self.partitions.append(partition.partition)
-        self.replicas.append(replicas)
-        self.log_dirs.append(dirs.setdefault(log_dirs, log_dirs))
-        self.sizes.append(partition.size_bytes)
-        self.leaders.append(partition.leader)
-        self.isr.append(None if isr == replicas else isr)
-
-    def isr_at(self, index: int) -> tuple[int, ...]:
-        isr = self.isr[index]
-        return self.replicas[index] if isr is None else isr
-
-    def partition_at(self, index: int) -> SnapshotPartition:
-        return SnapshotPartition(
-            self.partitions[index],
-            self.replicas[index],
-            self.log_dirs[index],
-            self.sizes[index],
-            self.leaders[index],
-            self.isr_at(index),
-        )
-
-    def sort(self) -> None:
-        """Partition order (stable: a partition listed twice keeps its file order)."""
-        parts = self.partitions
-        if parts == sorted(parts):
-            return
-        order = sorted(range(len(parts)), key=parts.__getitem__)
-        for column in ("partitions", "replicas", "log_dirs", "sizes", "leaders", "isr"):
-            values = getattr(self, column)
-            setattr(self, column, [values[i] for i in order])
-
-    def to_topic(self) -> SnapshotTopic:
-        return SnapshotTopic(
-            self.name, tuple(self.partition_at(i) for i in range(len(self.partitions))), self.min_insync_replicas
-        )
+def _live_log_dirs(topic: TopicColumns, live: set[int]) -> TopicColumns:
+    """The topic with no log dir for replicas on brokers outside the cluster (the topic itself when none is)."""
+    if set(chain.from_iterable(topic.replicas)) <= live:
+        return topic
+    log_dirs = [
+        tuple(d if b in live else None for b, d in zip(on, where, strict=True))
+        for on, where in zip(topic.replicas, topic.log_dirs, strict=True)
+    ]
+    return replace(topic, log_dirs=log_dirs)
 
 
 @dataclass
@@ -518,14 +464,19 @@ class SnapshotCluster:
     def list_topic_names(self) -> list[str]:
         return sorted(self.columns.topics)
 
-    def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
-        """``describe_topics`` as columns (the same error for an unknown topic)."""
+    def _known(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
+        """The topics' columns as held (the error ``describe_topics`` gives for an unknown topic)."""
         names = list(dict.fromkeys(topics))
         known = self.columns.topics
         for name in names:
             if name not in known:
                 raise UnknownTopicOrPartitionError(f"{_UNKNOWN_TOPIC}: Topic {name} not found.")
         return {name: known[name] for name in names}
+
+    def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
+        """The columns as held, without the log dirs of replicas on brokers the snapshot does not list."""
+        live = {b.id for b in self.columns.brokers}
+        return {name: _live_log_dirs(topic, live) for name, topic in self._known(topics).items()}
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         return {
@@ -535,7 +486,7 @@ class SnapshotCluster:
                     zip(topic.partitions, topic.replicas, topic.leaders, strict=False)
                 )
             ]
-            for name, topic in self.describe_topic_columns(topics).items()
+            for name, topic in self._known(topics).items()
         }
 
     def list_reassignments(

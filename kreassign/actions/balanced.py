@@ -14,9 +14,9 @@ from kreassign.actions.generate import GenerateResult, current_assignment_json, 
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json
+from kreassign.model import TopicColumns
 from kreassign.planning.balance import Row, make_context, plan_balanced
 from kreassign.planning.quality import PlanQuality, measure_plan
-from kreassign.snapshot import TopicColumns
 
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
@@ -106,9 +106,9 @@ def partition_sizes(
 ) -> dict[str, list[int]]:
     """Size of each partition in bytes (0 when unknown), per topic in the order of ``current``'s columns: its
     largest current replica on these brokers (DescribeLogDirs on a live cluster); a snapshot's columns hold
-    ``size_bytes`` already."""
-    if getattr(port, "describe_topic_columns", None) is not None:  # a snapshot: the sizes it holds
-        return {name: [size or 0 for size in topic.sizes] for name, topic in current.items()}
+    ``size_bytes`` already (when every partition has one, the port is not asked)."""
+    if all(size is not None for topic in current.values() for size in topic.sizes):
+        return {name: list(topic.sizes) for name, topic in current.items()}
     sizes: dict[tuple[str, int], int] = {}
     for replica, size in port.replica_sizes(broker_ids).items():
         if replica.topic in current:

@@ -4,17 +4,15 @@ current assignment."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from itertools import chain
+from dataclasses import dataclass
 
-from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
+from kreassign.actions.common import Output
 from kreassign.cluster.port import ClusterPort
 from kreassign.formats import format_reassignment_json, format_topics_json, parse_generate_assignment_args
 from kreassign.javacompat.random import JavaRandom
-from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
+from kreassign.model import Broker, TopicColumns, TopicPartition
 from kreassign.planning.placement import calculate_assignment, get_broker_metadata
 from kreassign.planning.placement_model import UsableBroker
-from kreassign.snapshot import SnapshotPartition, TopicColumns
 
 
 @dataclass(frozen=True)
@@ -39,45 +37,10 @@ class GenerateInputs:
 
 def read_generate_inputs(port: ClusterPort, topics_json: str, broker_list: str, rack_aware: bool) -> GenerateInputs:
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
-    describe_columns = getattr(port, "describe_topic_columns", None)  # a snapshot: columns as held
-    if describe_columns is not None:
-        current = describe_columns(topics)
-        cluster_brokers = port.describe_brokers()
-        current = {name: _live_log_dirs(topic, live_broker_ids(cluster_brokers)) for name, topic in current.items()}
-    else:
-        described = describe_partitions(port, topics)
-        cluster_brokers = port.describe_brokers()
-        current = _columns(described, replica_log_dirs(port, described, live_broker_ids(cluster_brokers)))
+    current = port.describe_topic_columns(topics)
+    cluster_brokers = port.describe_brokers()
     usable = get_broker_metadata(cluster_brokers, brokers_to_use, rack_aware)
     return GenerateInputs(topics, current, cluster_brokers, usable)
-
-
-def _live_log_dirs(topic: TopicColumns, live: set[int]) -> TopicColumns:
-    """The topic with no log dir for replicas on brokers outside the cluster (the topic itself when none is)."""
-    if set(chain.from_iterable(topic.replicas)) <= live:
-        return topic
-    log_dirs = [
-        tuple(d if b in live else None for b, d in zip(on, where, strict=True))
-        for on, where in zip(topic.replicas, topic.log_dirs, strict=True)
-    ]
-    return replace(topic, log_dirs=log_dirs)
-
-
-def _columns(
-    described: Mapping[TopicPartition, PartitionInfo], log_dirs: Mapping[TopicPartitionReplica, str]
-) -> dict[str, TopicColumns]:
-    """A live cluster's answers as the columns a snapshot holds (sizes unknown)."""
-    current: dict[str, TopicColumns] = {}
-    interned: dict[tuple, tuple] = {}
-    for tp, info in described.items():
-        topic = current.get(tp.topic) or current.setdefault(tp.topic, TopicColumns(tp.topic))
-        where = tuple(log_dirs.get(TopicPartitionReplica(tp.topic, tp.partition, b)) for b in info.replicas)
-        topic.append(
-            SnapshotPartition(tp.partition, tuple(info.replicas), where, None, info.leader, info.isr), interned
-        )
-    for topic in current.values():
-        topic.sort()
-    return current
 
 
 @dataclass(frozen=True)

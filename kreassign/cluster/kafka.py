@@ -59,7 +59,15 @@ from kreassign.cluster.librdkafka_calls import (
     scrub_secrets,
     source_value,
 )
-from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
+from kreassign.cluster.port import (
+    ConfigOp,
+    ConfigResource,
+    LogDirUsage,
+    OpType,
+    ReplicaLogDirInfo,
+    ResourceType,
+    read_topic_columns,
+)
 from kreassign.errors import (
     ClusterError,
     ClusterTimeoutError,
@@ -70,7 +78,14 @@ from kreassign.errors import (
 )
 from kreassign.javacompat.hashes import java_replica_hash, java_string_compare, java_string_hash
 from kreassign.javacompat.hashmap import DEFAULT_JAVA_VERSION, copy_capacity, iteration_order
-from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.model import (
+    Broker,
+    PartitionInfo,
+    PartitionReassignment,
+    TopicColumns,
+    TopicPartition,
+    TopicPartitionReplica,
+)
 from kreassign.planning.placement import describe_cluster_node_order
 
 LOG = logging.getLogger(__name__)
@@ -313,6 +328,9 @@ class KafkaCluster:
             described = self._wait(admin.describe_cluster(request_timeout=self.api_timeout_s), call)
             nodes = [Broker(n.id, n.rack, n.host, n.port) for n in described.nodes]
         return describe_cluster_node_order(nodes)
+
+    def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
+        return read_topic_columns(self, topics)
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         """One request for all topics. A failure is reported for the topic Java's tool checks first

@@ -18,6 +18,8 @@ from kreassign.model import (
     Broker,
     PartitionInfo,
     PartitionReassignment,
+    SnapshotPartition,
+    TopicColumns,
     TopicPartition,
     TopicPartitionReplica,
 )
@@ -82,6 +84,13 @@ class ClusterPort(Protocol):
         """Partitions of each topic, sorted by partition. Raises ``ClusterError`` with
         ``org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic <t> not found.``
         semantics for an unknown topic (see UnknownTopicError)."""
+        ...
+
+    def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
+        """The topics as columns, in the order given, partitions sorted (``describe_topics``' errors):
+        each replica's log dir (None where unknown, or where its broker is not live) and each partition's
+        size in bytes where the port holds it (a snapshot; None from a live cluster, which is asked with
+        ``replica_sizes`` when sizes are wanted). What ``--generate`` reads, without an object per replica."""
         ...
 
     def list_reassignments(
@@ -154,3 +163,29 @@ class ClusterPort(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def read_topic_columns(port: ClusterPort, topics: Iterable[str]) -> dict[str, TopicColumns]:
+    """``describe_topic_columns`` from the port's other calls, in the Apache tool's order for --generate
+    (describeTopics, describeCluster, then describeReplicaLogDirs for the replicas on live brokers)."""
+    described = port.describe_topics(list(dict.fromkeys(topics)))
+    live = {b.id for b in port.describe_brokers()}
+    replicas = [
+        TopicPartitionReplica(topic, info.partition, b)
+        for topic, infos in described.items()
+        for info in infos
+        for b in info.replicas
+        if b in live
+    ]
+    log_dirs = {r: info.current for r, info in port.describe_replica_log_dirs(replicas).items()} if replicas else {}
+    current: dict[str, TopicColumns] = {}
+    interned: dict[tuple, tuple] = {}
+    for topic, infos in described.items():
+        columns = current[topic] = TopicColumns(topic)
+        for info in infos:
+            where = tuple(log_dirs.get(TopicPartitionReplica(topic, info.partition, b)) for b in info.replicas)
+            columns.append(
+                SnapshotPartition(info.partition, tuple(info.replicas), where, None, info.leader, info.isr), interned
+            )
+        columns.sort()
+    return current

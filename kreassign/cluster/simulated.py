@@ -15,9 +15,24 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kreassign.cluster.port import ConfigOp, ConfigResource, LogDirUsage, OpType, ReplicaLogDirInfo, ResourceType
+from kreassign.cluster.port import (
+    ConfigOp,
+    ConfigResource,
+    LogDirUsage,
+    OpType,
+    ReplicaLogDirInfo,
+    ResourceType,
+    read_topic_columns,
+)
 from kreassign.errors import UnknownTopicOrPartitionError
-from kreassign.model import Broker, PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.model import (
+    Broker,
+    PartitionInfo,
+    PartitionReassignment,
+    TopicColumns,
+    TopicPartition,
+    TopicPartitionReplica,
+)
 from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE
 
 
@@ -161,6 +176,9 @@ class SimulatedCluster:
 
     def list_topic_names(self) -> list[str]:
         return sorted({tp.topic for tp in self.partitions})
+
+    def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
+        return read_topic_columns(self, topics)
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
         self._fail_if_asked("describe_topics")

@@ -517,10 +517,8 @@ class BatchedExecutor:
                     self._release(place)
 
     def _signals(self, now: float) -> Signals:
-        """The cluster's health now: every topic it lists (the plan's when the port cannot list them)."""
-        lister = getattr(self.port, "list_topic_names", None)
-        topics = set(lister()) if lister is not None else {tp.topic for tp in self.state.target}
-        described = self.port.describe_topics(sorted(topics))
+        """The cluster's health now: every topic it lists."""
+        described = self.port.describe_topics(self.port.list_topic_names())
         self._read_min_isr(set(described))
         at_min = under = 0
         for topic, infos in described.items():

@@ -82,3 +82,28 @@ def test_the_simulated_cluster_lists_topics_and_log_dirs():
     assert simulated.describe_log_dirs([2, 7]) == {
         2: [LogDirUsage("/sim/2/data", {TopicPartition("b", 0): 300, TopicPartition("a", 0): 50})]
     }
+
+
+def test_every_port_gives_topic_columns_without_being_asked_which_it_is():
+    """--generate reads describe_topic_columns from any port: a live-like cluster builds them from its other
+    calls (log dirs of live brokers only, sizes unknown); a snapshot gives the columns it holds."""
+    simulated = SimulatedCluster([Broker(1), Broker(2), Broker(3)])
+    simulated.add_topic("t", [[3, 1], [1, 2]], size=10)
+    simulated.stop_broker(3)
+    columns = simulated.describe_topic_columns(["t"])
+    assert list(columns) == ["t"]
+    t = columns["t"]
+    assert (t.partitions, t.replicas, t.sizes) == ([0, 1], [(3, 1), (1, 2)], [None, None])
+    assert t.log_dirs == [(None, "/sim/1/data"), ("/sim/1/data", "/sim/2/data")]  # broker 3 is down
+    assert t.leaders == [1, 1] and t.isr_at(0) == (1,)
+
+    held = SnapshotCluster(SNAPSHOT).describe_topic_columns(["événements", "orders"])
+    assert list(held) == ["événements", "orders"]
+    assert held["orders"].sizes == [500, None] and held["orders"].log_dirs == [("/d1", "/d1"), ("/d1", None)]
+
+    outside = SnapshotCluster(SNAPSHOT)
+    outside.columns.topics["orders"].replicas[0] = (1, 9)  # a broker the snapshot does not list
+    assert outside.describe_topic_columns(["orders"])["orders"].log_dirs[0] == ("/d1", None)
+    for port in (simulated, SnapshotCluster(SNAPSHOT)):
+        with pytest.raises(Exception, match="UnknownTopicOrPartitionException"):
+            port.describe_topic_columns(["orders", "no-such-topic"] if port is not simulated else ["nope"])
