@@ -86,10 +86,29 @@ TRANSIENT_JAVA_EXCEPTIONS = frozenset(
 """Java exceptions of the RetriableException family that a long-running batched run waits out."""
 
 
-def is_transient(error: BaseException | str) -> bool:
-    """A failure worth retrying: a TransientClusterError, or a per-partition error text naming a retriable
-    Java exception."""
-    if isinstance(error, TransientClusterError):
-        return True
-    text = error if isinstance(error, str) else ""
-    return any(name in text for name in TRANSIENT_JAVA_EXCEPTIONS)
+class PartitionError(str):
+    """One partition's failure in a call made for many (alterPartitionReassignments, electLeaders): the text
+    is Java's ``getMessage()`` (what the Apache tool prints); ``exception`` is the simple name of the Java
+    exception class ("" when the client failed without one); ``transient`` says whether trying again later
+    may work (a retriable exception, or the whole call failing in a way worth retrying).
+
+    A ``str``, so it prints and compares as the message; callers decide on the two fields, never on the text."""
+
+    exception: str
+    transient: bool
+
+    def __new__(cls, message: str, exception: str = "", transient: bool | None = None) -> PartitionError:
+        self = super().__new__(cls, message)
+        self.exception = exception
+        self.transient = exception in TRANSIENT_JAVA_EXCEPTIONS if transient is None else transient
+        return self
+
+    def __reduce__(self):  # pickles (a Spark worker, a copy) with its fields
+        return (PartitionError, (str(self), self.exception, self.transient))
+
+
+def is_transient(error: BaseException | PartitionError) -> bool:
+    """A failure worth retrying: a TransientClusterError, or a transient per-partition error."""
+    if isinstance(error, PartitionError):
+        return error.transient
+    return isinstance(error, TransientClusterError)

@@ -42,7 +42,7 @@ from kreassign.cluster.port import (
     ReplicaLogDirInfo,
     ResourceType,
 )
-from kreassign.errors import CommandError, UnknownTopicOrPartitionError
+from kreassign.errors import CommandError, PartitionError, UnknownTopicOrPartitionError
 from kreassign.model import (
     Broker,
     PartitionInfo,
@@ -596,7 +596,7 @@ class SnapshotCluster:
         self,
         targets: Mapping[TopicPartition, Sequence[int] | None],
         allow_replication_factor_change: bool = True,
-    ) -> dict[TopicPartition, str]:
+    ) -> dict[TopicPartition, PartitionError]:
         raise self._read_only("Altering partition reassignments")
 
     def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
@@ -605,7 +605,7 @@ class SnapshotCluster:
     def incremental_alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None:
         raise self._read_only("Altering configs")
 
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionError]:
         raise self._read_only("Electing leaders")
 
     def close(self) -> None:

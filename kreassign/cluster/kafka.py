@@ -42,7 +42,8 @@ from kreassign.cluster.kafka_errors import (
     JavaException,
     error_for,
     java_exception,
-    java_message,
+    partition_error,
+    partition_error_of_call,
 )
 from kreassign.cluster.kafka_python_calls import (
     RETRY_BACKOFF_S,
@@ -74,6 +75,7 @@ from kreassign.errors import (
     CommandError,
     ConfigError,
     KreassignError,
+    PartitionError,
     UnknownTopicOrPartitionError,
 )
 from kreassign.javacompat.hashes import java_replica_hash, java_string_compare, java_string_hash
@@ -413,7 +415,7 @@ class KafkaCluster:
         self,
         targets: Mapping[TopicPartition, Sequence[int] | None],
         allow_replication_factor_change: bool = True,
-    ) -> dict[TopicPartition, str]:
+    ) -> dict[TopicPartition, PartitionError]:
         """One AlterPartitionReassignments request. As in Java, every failure is per partition, with
         ``getMessage()`` of the partition's exception, including failures of the whole call."""
         from kafka.protocol.admin import AlterPartitionReassignmentsRequest
@@ -444,24 +446,23 @@ class KafkaCluster:
         except ClusterError as failure:  # Java fails every partition's future with the call's exception
             import kafka.errors as errors
 
-            message = java_message(failure)
+            error = partition_error_of_call(failure)
             if not allow_replication_factor_change and isinstance(failure.__cause__, errors.IncompatibleBrokerVersion):
-                message = RF_CHANGE_UNSUPPORTED
-            return dict.fromkeys(targets, message)
+                error = PartitionError(RF_CHANGE_UNSUPPORTED, "UnsupportedVersionException")
+            return dict.fromkeys(targets, error)
         if response.error_code:
-            whole = java_exception(response.error_code, response.error_message).message
-            return dict.fromkeys(targets, whole)
-        failures: dict[TopicPartition, str] = {}
+            return dict.fromkeys(targets, partition_error(java_exception(response.error_code, response.error_message)))
+        failures: dict[TopicPartition, PartitionError] = {}
         answered: set[TopicPartition] = set()
         for topic in response.responses:
             for p in topic.partitions:
                 tp = TopicPartition(topic.name, p.partition_index)
                 answered.add(tp)
                 if p.error_code:
-                    failures[tp] = java_exception(p.error_code, p.error_message).message
+                    failures[tp] = partition_error(java_exception(p.error_code, p.error_message))
         for tp in targets:
             if tp not in answered:
-                failures[tp] = f"The controller response did not contain a result for partition {tp}"
+                failures[tp] = PartitionError(f"The controller response did not contain a result for partition {tp}")
         return failures
 
     # -------------------------------------------------------------------------- log directories
@@ -786,7 +787,7 @@ class KafkaCluster:
         return self.errors.unknown_nodes(call, unknown.missing, unknown.known)
 
     # -------------------------------------------------------------------------- leaders and offsets
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionError]:
         """Per-partition ``getMessage()`` of failed elections; ELECTION_NOT_NEEDED is not a failure."""
         from confluent_kafka import ElectionType, KafkaError
         from confluent_kafka import TopicPartition as NativeTopicPartition
@@ -803,7 +804,7 @@ class KafkaCluster:
             ElectionType.PREFERRED, [NativeTopicPartition(tp.topic, tp.partition) for tp in wanted]
         )
         results = self._wait(future, call)
-        failures: dict[TopicPartition, str] = {}
+        failures: dict[TopicPartition, PartitionError] = {}
         for native, outcome in results.items():
             if outcome is None:
                 continue
@@ -812,9 +813,9 @@ class KafkaCluster:
                 continue
             tp = TopicPartition(native.topic, native.partition)
             if error.code() > 0:
-                failures[tp] = java_message(self.errors.from_librdkafka(error, call))
-            else:
-                failures[tp] = error.str()
+                failures[tp] = partition_error_of_call(self.errors.from_librdkafka(error, call))
+            else:  # librdkafka's own (a timeout, the transport): no Java exception
+                failures[tp] = PartitionError(error.str(), "", error.retriable())
         return failures
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:

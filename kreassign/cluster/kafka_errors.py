@@ -17,6 +17,7 @@ from kreassign.errors import (
     ClusterError,
     ClusterTimeoutError,
     KreassignError,
+    PartitionError,
     TransientClusterError,
     UnknownTopicOrPartitionError,
 )
@@ -74,6 +75,20 @@ def java_message(error: KreassignError) -> str:
     if separator and (head.startswith("org.apache.kafka.") or head.startswith("java.")):
         return tail
     return error.message
+
+
+def partition_error(java: JavaException) -> PartitionError:
+    """One partition's failure from the error code the broker answered for it."""
+    return PartitionError(java.message, java.class_name.rpartition(".")[2])
+
+
+def partition_error_of_call(failure: KreassignError) -> PartitionError:
+    """One partition's failure when the whole call failed (Java fails every partition's future with it)."""
+    head, separator, _ = failure.message.partition(": ")
+    java_class = head if separator and (head.startswith("org.apache.kafka.") or head.startswith("java.")) else ""
+    return PartitionError(
+        java_message(failure), java_class.rpartition(".")[2], isinstance(failure, TransientClusterError)
+    )
 
 
 # code -> (exception class, default message), from org.apache.kafka.common.protocol.Errors of Kafka

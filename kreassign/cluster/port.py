@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from kreassign.errors import PartitionError
 from kreassign.model import (
     Broker,
     PartitionInfo,
@@ -101,8 +102,8 @@ class ClusterPort(Protocol):
         self,
         targets: Mapping[TopicPartition, Sequence[int] | None],
         allow_replication_factor_change: bool = True,
-    ) -> dict[TopicPartition, str]:
-        """Submit (or, with ``None``, cancel) reassignments; returns an error message per failed partition."""
+    ) -> dict[TopicPartition, PartitionError]:
+        """Submit (or, with ``None``, cancel) reassignments; returns the error of each failed partition."""
         ...
 
     def describe_replica_log_dirs(
@@ -126,8 +127,8 @@ class ClusterPort(Protocol):
 
     def incremental_alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None: ...
 
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
-        """Returns an error message per partition whose election failed (none elected is not an error)."""
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionError]:
+        """Returns the error of each partition whose election failed (none elected is not an error)."""
         ...
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...

@@ -24,7 +24,7 @@ from kreassign.cluster.port import (
     ResourceType,
     read_topic_columns,
 )
-from kreassign.errors import UnknownTopicOrPartitionError
+from kreassign.errors import PartitionError, UnknownTopicOrPartitionError
 from kreassign.model import (
     Broker,
     PartitionInfo,
@@ -211,26 +211,31 @@ class SimulatedCluster:
 
     def alter_reassignments(
         self, targets: Mapping[TopicPartition, Sequence[int] | None], allow_replication_factor_change: bool = True
-    ) -> dict[TopicPartition, str]:
+    ) -> dict[TopicPartition, PartitionError]:
         self._fail_if_asked("alter_reassignments")
         self.calls.append(f"alter_reassignments {sorted((str(k), v) for k, v in targets.items())}")
         errors = {}
         for tp, target in targets.items():
             part = self.partitions.get(tp)
             if part is None:
-                errors[tp] = "This server does not host this topic-partition."
+                errors[tp] = PartitionError(
+                    "This server does not host this topic-partition.", "UnknownTopicOrPartitionException"
+                )
                 continue
             if target is None:
                 if part.target is None:
-                    errors[tp] = "There is no ongoing reassignment for this partition."
+                    errors[tp] = PartitionError(
+                        "There is no ongoing reassignment for this partition.", "NoReassignmentInProgressException"
+                    )
                     continue
                 assert part.original is not None
                 self._end_reassignment(part, part.original)
                 continue
             unknown = [b for b in target if b not in self.brokers]
             if unknown:
-                errors[tp] = (
-                    f"The manual partition assignment includes broker {unknown[0]}, but no such broker is registered."
+                errors[tp] = PartitionError(
+                    f"The manual partition assignment includes broker {unknown[0]}, but no such broker is registered.",
+                    "InvalidReplicaAssignmentException",
                 )
                 continue
             original = part.original if part.original is not None else list(part.replicas)
@@ -294,7 +299,7 @@ class SimulatedCluster:
             if not values:
                 del self.configs[resource]
 
-    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
+    def elect_preferred_leaders(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, PartitionError]:
         errors = {}
         for tp in partitions:
             part = self.partitions[tp]
@@ -304,7 +309,9 @@ class SimulatedCluster:
             if preferred in part.isr and preferred not in self.offline:
                 part.leader = preferred
             else:
-                errors[tp] = "The preferred leader was not available."
+                errors[tp] = PartitionError(
+                    "The preferred leader was not available.", "PreferredLeaderNotAvailableException"
+                )
         return errors
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:

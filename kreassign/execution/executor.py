@@ -826,11 +826,7 @@ class BatchedExecutor:
                 if data_moving:
                     errors = self.port.alter_reassignments({tp: None for tp in data_moving})
                     # a step that finished since the last poll has nothing left to cancel
-                    finished = {
-                        tp
-                        for tp, e in errors.items()
-                        if "NoReassignmentInProgress" in e or "No partition reassignment is in progress" in e
-                    }
+                    finished = {tp for tp, e in errors.items() if e.exception == "NoReassignmentInProgressException"}
                     reverted = [tp for tp in data_moving if tp not in errors]
                     for tp in [*reverted, *finished]:
                         self._forget(tp)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
@@ -78,6 +79,18 @@ class Cluster:
             for future in self.admin.incremental_alter_configs([resource]).values():
                 future.result(timeout=20)
 
+    def clear_broker_throttles(self) -> None:
+        """Remove the throttle rates of brokers 1-3 (what a test that failed on purpose leaves behind)."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
+
+        for broker in (1, 2, 3):
+            resource = ConfigResource(ResourceType.BROKER, str(broker))
+            resource.incremental_configs = [
+                ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE) for key in THROTTLE_KEYS[:3]
+            ]
+            for future in self.admin.incremental_alter_configs([resource]).values():
+                future.result(timeout=20)
+
     def reassigning(self) -> bool:
         out = run_ours(["--bootstrap-server", self.bootstrap, "--list"])
         return out.stdout != "No partition reassignments found.\n"
@@ -87,8 +100,10 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster(kafka_cluster) -> Cluster:
-    return Cluster(kafka_cluster.bootstrap_servers)
+def cluster(kafka_cluster) -> Iterator[Cluster]:
+    cluster = Cluster(kafka_cluster.bootstrap_servers)
+    yield cluster
+    cluster.clear_broker_throttles()  # the cluster is shared with the modules that run next
 
 
 def _plan(topic: str, layout: dict[int, list[int]]) -> str:

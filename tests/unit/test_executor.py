@@ -12,7 +12,14 @@ import pytest
 from kreassign.actions.batched import BatchedOptions, cancel_batched, execute_batched
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
-from kreassign.errors import ClusterError, ClusterTimeoutError, CommandError, TerseError, TransientClusterError
+from kreassign.errors import (
+    ClusterError,
+    ClusterTimeoutError,
+    CommandError,
+    PartitionError,
+    TerseError,
+    TransientClusterError,
+)
 from kreassign.execution.executor import Interrupted, Progress, StalledError
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
@@ -433,6 +440,47 @@ def test_transient_cluster_errors_are_waited_out(tmp_path):
     )
 
 
+def test_a_step_refused_with_a_retriable_exception_is_submitted_again_and_others_fail(tmp_path):
+    """The decision is on the Java exception the partition's error carries, not on its text: NOT_CONTROLLER
+    (whose message names no exception) waits; an invalid assignment fails the step."""
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=5 * MB)
+    refused = {tp(0): 2, tp(1): 1}
+
+    class Refusing(Watched):
+        def alter_reassignments(self, targets, allow_replication_factor_change=True):
+            errors = {}
+            for p, target in targets.items():
+                if target is not None and refused.get(p, 0) > 0:
+                    refused[p] -= 1
+                    errors[p] = (
+                        PartitionError("This is not the correct controller for this cluster.", "NotControllerException")
+                        if p == tp(0)
+                        else PartitionError("Replica assignment is invalid.", "InvalidReplicaAssignmentException")
+                    )
+            accepted = {p: t for p, t in targets.items() if p not in errors}
+            return {**super().alter_reassignments(accepted, allow_replication_factor_change), **errors}
+
+    sim.__class__ = Refusing
+    recorder = Recorder()
+    outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, reporter=recorder)
+    assert any(e.startswith("t-0: step to [2, 0, 1] not accepted yet") for e in recorder.events)
+    assert list(outcome.failures) == [tp(1)] and "Replica assignment is invalid." in outcome.failures[tp(1)]
+    assert sim.partitions[tp(0)].replicas == [2, 3]  # submitted again, and completed
+
+
+def test_partition_errors_carry_their_exception_and_pickle():
+    import pickle
+
+    error = PartitionError("There is no ongoing reassignment for this partition.", "NoReassignmentInProgressException")
+    assert error == "There is no ongoing reassignment for this partition." and not error.transient
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy, copy.exception, copy.transient) == (error, error.exception, False)
+    assert PartitionError("not the controller", "NotControllerException").transient
+    assert PartitionError("Local: Timed out", "", transient=True).transient
+
+
 def test_cluster_failing_for_longer_than_the_stall_timeout_ends_the_run(tmp_path):
     limits = Limits(partitions=1)
     sim = cluster(limits=limits)
@@ -500,7 +548,7 @@ def test_a_signal_inside_a_client_call_that_catches_exceptions_still_interrupts_
                 try:
                     raise Interrupted(15)
                 except Exception as exc:  # what a client library does with an unexpected error
-                    return dict.fromkeys(targets, str(exc))
+                    return dict.fromkeys(targets, PartitionError(str(exc)))
             return super().alter_reassignments(targets, allow_replication_factor_change)
 
     sim.__class__ = SignalDuringSubmit
