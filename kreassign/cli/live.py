@@ -53,13 +53,33 @@ class PlainReporter:
         pass
 
 
-class RichReporter:
-    """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA) on stderr."""
+class _Writer:
+    """A file for rich that writes through the injected ``err`` writer (a terminal: ``err`` is stderr there)."""
 
-    def __init__(self) -> None:
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self.write_text = write
+
+    def write(self, text: str) -> int:
+        self.write_text(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+class RichReporter:
+    """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA), written to ``err``."""
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        import shutil
+
         from rich.console import Console
 
-        self.console = Console(stderr=True)
+        width = shutil.get_terminal_size().columns
+        self.console = Console(file=_Writer(write), force_terminal=True, width=width, highlight=False)
         self._live = None
         self._last: Progress | None = None
 
@@ -111,5 +131,5 @@ class RichReporter:
 def make_reporter(err: Callable[[str], object], terminal: bool, interval: float = 10.0):
     """The rich display when ``err`` is stderr on a terminal, else plain lines written to ``err``."""
     if terminal:
-        return RichReporter()
+        return RichReporter(err)
     return PlainReporter(err, interval=interval)
