@@ -18,7 +18,7 @@ from kreassign.documents import (
     limits_document,
 )
 from kreassign.errors import CommandError, TerseError
-from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
+from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter, waiting_out_metadata_lag
 from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
 from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.formats import format_reassignment_json
@@ -79,7 +79,11 @@ def execute_batched(
         return _hand_over(journal, options, out, json_mode)
 
     resumed = None if options.dry_run else _resumable(journal, targets)
-    current, live = check_plan_against_cluster(port, targets)
+
+    def lagging(call):
+        return waiting_out_metadata_lag(call, clock=clock, sleep=sleep, event=reporter.event)
+
+    current, live = lagging(lambda: check_plan_against_cluster(port, targets))
     original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
     # the rollback file names no log dirs, so that it can be run batched too
     rollback = format_reassignment_json(original, {})
@@ -112,7 +116,7 @@ def execute_batched(
             done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
             text(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
         else:
-            state = _new_state(port, targets, original, live, options)
+            state = lagging(lambda: _new_state(port, targets, original, live, options))
         journal.clear_control()
         journal.save(state)
         journal.write_rollback(rollback + "\n")

@@ -29,16 +29,46 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
-from kreassign.errors import CommandError, KreassignError, is_transient
+from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
 from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
 from kreassign.planning.progress import UnderReplication, classify_urp
 from kreassign.planning.steps import Limits, Step, next_step, plan_partition, priority, select_steps, step_brokers
+
+T = TypeVar("T")
+
+METADATA_LAG_ALLOWANCE = 15.0
+"""Seconds a run waits for the brokers to learn a topic the controller already has (one just created)."""
+
+
+def waiting_out_metadata_lag(
+    call: Callable[[], T],
+    *,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    event: Callable[[str], None],
+    allowance: float = METADATA_LAG_ALLOWANCE,
+) -> T:
+    """``call()``, tried again while it fails for a topic the broker asked does not know yet: a broker learns
+    a new topic from the controller's metadata log some time after it was created, and a request goes to
+    any broker. After ``allowance`` seconds the error stands (the topic really is unknown)."""
+    deadline = clock() + allowance
+    told = False
+    while True:
+        try:
+            return call()
+        except UnknownTopicOrPartitionError as exc:
+            if clock() >= deadline:
+                raise
+            if not told:
+                event(f"A broker does not know a topic of the plan yet; waiting up to {allowance:.0f} s ({exc})")
+                told = True
+            sleep(0.5)
 
 
 @dataclass
@@ -261,7 +291,8 @@ class BatchedExecutor:
                     self.reporter.progress(self._progress())
                     self._failing_since = None
                 except KreassignError as exc:
-                    if not is_transient(exc):
+                    # a topic unknown to the broker asked: its metadata lags (the stall timeout bounds the wait)
+                    if not is_transient(exc) and not isinstance(exc, UnknownTopicOrPartitionError):
                         raise
                     self._wait_out(exc)
                 # a poll every interval: the time the poll took counts
@@ -296,7 +327,12 @@ class BatchedExecutor:
                 f"Per-broker limit starts at {self.aimd.limit} (--adaptive, at most {self.aimd.maximum})"
             )
         # a previous run of this plan may have died with its throttles set: restore from what is there now
-        self.throttles.adopt_current(self._live)
+        waiting_out_metadata_lag(
+            lambda: self.throttles.adopt_current(self._live),
+            clock=self.clock,
+            sleep=self.sleep,
+            event=self.reporter.event,
+        )
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
         self.throttles.set_rates(brokers & self._live, self.state.throttle, self.state.log_dir_throttle)

@@ -19,6 +19,7 @@ from kreassign.errors import (
     PartitionError,
     TerseError,
     TransientClusterError,
+    UnknownTopicOrPartitionError,
 )
 from kreassign.execution.executor import Interrupted, Progress, StalledError
 from kreassign.execution.journal import Journal
@@ -479,6 +480,48 @@ def test_partition_errors_carry_their_exception_and_pickle():
     assert (copy, copy.exception, copy.transient) == (error, error.exception, False)
     assert PartitionError("not the controller", "NotControllerException").transient
     assert PartitionError("Local: Timed out", "", transient=True).transient
+
+
+def test_a_just_created_topic_the_brokers_learn_late_is_waited_for(tmp_path):
+    """A topic created a moment ago: the broker asked does not know it yet (DescribeTopics, DescribeConfigs),
+    at the start and during a poll. The run waits until it does, and completes."""
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=5 * MB)
+    unknown = UnknownTopicOrPartitionError(
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic t not found."
+    )
+    lagging = {"describe_topics": 3, "describe_configs": 2}
+
+    class Lagging(Watched):
+        def describe_topics(self, topics):
+            if lagging["describe_topics"] > 0:
+                lagging["describe_topics"] -= 1
+                raise unknown
+            return super().describe_topics(topics)
+
+        def describe_configs(self, resources):
+            resources = list(resources)
+            if lagging["describe_configs"] > 0 and any(r.type is ResourceType.TOPIC for r in resources):
+                lagging["describe_configs"] -= 1
+                raise unknown
+            return super().describe_configs(resources)
+
+    sim.__class__ = Lagging
+    recorder = Recorder()
+    outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits, reporter=recorder, throttle=MB)
+    assert outcome.status == "completed"
+    assert any(e.startswith("A broker does not know a topic of the plan yet") for e in recorder.events)
+    assert lagging == {"describe_topics": 0, "describe_configs": 0}
+    assert sim.configs == {}
+
+
+def test_a_topic_that_stays_unknown_fails_after_the_allowance(tmp_path):
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=5 * MB)
+    with pytest.raises(UnknownTopicOrPartitionError, match="Topic nope not found"):
+        run(sim, {tp(0, "nope"): (2, 3)}, tmp_path, limits)
 
 
 def test_cluster_failing_for_longer_than_the_stall_timeout_ends_the_run(tmp_path):
