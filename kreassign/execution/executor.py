@@ -184,6 +184,14 @@ ADAPT_INTERVAL_S = 10.0
 STALLED_COPY_S = 60.0
 """--adaptive: a copy whose bytes have not grown for this long has stopped progressing."""
 
+HEALTH_SLICE_PARTITIONS = 10_000
+"""--adaptive: about how many partitions of the cluster one health sample reads. The topics of the steps in
+flight are read every sample; the others in turn, a slice at a time, so a sample costs the same on a
+cluster of any size (the whole cluster is read every ceil(partitions / slice) samples)."""
+
+TOPIC_LIST_REFRESH_S = 60.0
+"""--adaptive: how often the cluster's list of topics is read again."""
+
 ORDERS = ("plan", "small-first", "large-first")
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
@@ -242,6 +250,14 @@ class BatchedExecutor:
         self._parked: dict[int, list[TopicPartition]] = {}  # broker (or _LEADERS, _HEALTH) -> partitions
         self._health_checked = float("-inf")
         self._min_isr: dict[str, int] = {}
+        # --adaptive: the health of each topic of the cluster as last read (partitions at min ISR, really
+        # under-replicated, and how many it has), the topics in the order they are read, and where the
+        # next slice starts
+        self._topic_health: dict[str, tuple[int, int, int]] = {}
+        self._health_topics: list[str] = []
+        self._health_listed_at = float("-inf")
+        self._health_cursor = 0
+        self._plan_topics = {tp.topic for tp in state.target} or {""}
         self.broker_load: Counter[int] = Counter()
         self._remaining: dict[TopicPartition, int] = {}  # steps left per partition
         self._remaining_total = 0
@@ -339,7 +355,12 @@ class BatchedExecutor:
         self._measure_sizes()
         self._rank = self._ranks()
         # the only read of every partition of the plan: later polls read what moves or is about to
-        described = self.port.describe_topics(sorted({tp.topic for tp in self.state.target}))
+        described = waiting_out_metadata_lag(
+            lambda: self.port.describe_topics(sorted({tp.topic for tp in self.state.target})),
+            clock=self.clock,
+            sleep=self.sleep,
+            event=self.reporter.event,
+        )
         for topic, partitions in described.items():
             for p in partitions:
                 tp = TopicPartition(topic, p.partition)
@@ -552,13 +573,49 @@ class BatchedExecutor:
                 if place >= 0:
                     self._release(place)
 
+    def _health_slice(self, now: float) -> list[str]:
+        """The topics this health sample reads: those of the steps in flight, then the next of the cluster's
+        topics in turn, up to about HEALTH_SLICE_PARTITIONS partitions."""
+        if now - self._health_listed_at >= TOPIC_LIST_REFRESH_S:
+            self._health_listed_at = now
+            self._health_topics = self.port.list_topic_names()
+            listed = set(self._health_topics)
+            for gone in set(self._topic_health) - listed:
+                del self._topic_health[gone]
+            self._health_cursor %= max(1, len(self._health_topics))
+        known = [health[2] for health in self._topic_health.values()]
+        # a topic not read yet counts as the mean topic read so far (at first: of the plan's)
+        guess = max(1, round(sum(known) / len(known) if known else len(self.state.target) / len(self._plan_topics)))
+
+        def size(topic: str) -> int:
+            health = self._topic_health.get(topic)
+            return guess if health is None else health[2]
+
+        chosen = dict.fromkeys(sorted({tp.topic for tp in self.moving}))
+        budget = HEALTH_SLICE_PARTITIONS - sum(size(t) for t in chosen)
+        topics = self._health_topics
+        for _ in range(len(topics)):
+            if budget <= 0:
+                break
+            topic = topics[self._health_cursor]
+            self._health_cursor = (self._health_cursor + 1) % len(topics)
+            if topic not in chosen:
+                chosen[topic] = None
+                budget -= size(topic)
+        return list(chosen)
+
     def _signals(self, now: float) -> Signals:
-        """The cluster's health now: every topic it lists."""
-        described = self.port.describe_topics(self.port.list_topic_names())
+        """The cluster's health: a slice of its topics read now (HEALTH_SLICE_PARTITIONS), the others as last
+        read."""
+        try:
+            described = self.port.describe_topics(self._health_slice(now))
+        except UnknownTopicOrPartitionError:  # deleted since the list was read: read the list again next time
+            self._health_listed_at = float("-inf")
+            described = {}
         self._read_min_isr(set(described))
-        at_min = under = 0
         for topic, infos in described.items():
             min_isr = self._min_isr.get(topic, 1)
+            at_min = under = 0
             for info in infos:
                 tp = TopicPartition(topic, info.partition)
                 moving = self.moving.get(tp)
@@ -569,6 +626,9 @@ class BatchedExecutor:
                 reassigning = None if moving is None else PartitionReassignment(info.replicas, adding, ())
                 if classify_urp(info, reassigning) is UnderReplication.UNDER_REPLICATED:
                     under += 1
+            self._topic_health[topic] = (at_min, under, len(infos))
+        at_min = sum(health[0] for health in self._topic_health.values())
+        under = sum(health[1] for health in self._topic_health.values())
         stalled = 0
         for tp, moving in self.moving.items():
             copied = self._partial.get(tp, 0)

@@ -4,6 +4,7 @@ Against the simulated cluster with its fake clock; every sample is taken after e
 from __future__ import annotations
 
 from collections import Counter
+from typing import ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -318,3 +319,49 @@ def test_shared_links_split_a_brokers_rate_between_the_copies_crossing_it():
     sim.alter_reassignments({tp(0): (0, 3, 1)})  # one copy, served by leader 0 into broker 1: the whole rate
     sim.advance(0.5)
     assert sim.partitions[tp(0)].copied[1] == 5 * MB
+
+
+def test_adaptive_health_reads_a_slice_of_the_cluster_per_sample_and_sees_all_of_it(tmp_path, monkeypatch):
+    """--adaptive samples the cluster's health a slice at a time (the topics in flight every time): a sample
+    reads about HEALTH_SLICE_PARTITIONS partitions whatever the cluster's size, and an under-replicated
+    partition of a topic outside the plan is still seen within a few samples."""
+    from kreassign.execution import executor
+
+    monkeypatch.setattr(executor, "HEALTH_SLICE_PARTITIONS", 50)
+    limits = Limits(partitions=4, brokers=2)
+    others = [f"o{i:02d}" for i in range(30)]
+
+    class Watching(Sampled):
+        reads: ClassVar[list[list[str]]] = []
+        shrunk = False
+
+        def describe_topics(self, topics):
+            topics = list(topics)
+            self.reads.append(topics)
+            described = super().describe_topics(topics)
+            if self.shrunk and "o29" in described:
+                first = described["o29"][0]
+                described["o29"][0] = type(first)(first.partition, first.replicas, first.isr[:1], first.leader)
+            return described
+
+    sim = sampled(8, limits, bandwidth=MB)
+    sim.__class__ = Watching
+    sim.add_topic("t", [(0, 1)] * 8, size=100 * MB)
+    for name in others:
+        sim.add_topic(name, [(2 + i % 6, 2 + (i + 1) % 6) for i in range(10)])
+    targets = {tp(p): (0, 2 + p % 6) for p in range(8)}
+
+    def shrink(n):
+        if n == 20:
+            sim.shrunk = True
+
+    recorder = Recorder(sim, shrink)
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter=recorder, adaptive=True)
+    assert outcome.status == "completed"
+    samples = [r for r in Watching.reads if any(t in others for t in r)]
+    # about 50 partitions: as many topics of 10 as the slice holds, the last one may cross it
+    assert samples and all(sum(t in others for t in r) <= 6 for r in samples)
+    assert {t for r in samples for t in r} >= set(others)  # every topic was read in turn
+    changes = [e for e in recorder.events if e.startswith("Per-broker limit 2 -> 1")]
+    assert any("at or under min.insync.replicas" in e or "under-replicated" in e for e in changes), recorder.events
+    assert Watching.reads.index(next(r for r in Watching.reads if "o29" in r)) > 0  # o29 came later, in turn
