@@ -390,7 +390,14 @@ class BatchedExecutor:
                 self._replan(tp)
         if self.moving:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
-        self.throttles.throttle_moving(m.step for m in self.moving.values())
+        self._throttle_moving()
+
+    def _throttle_moving(self) -> None:
+        """The topics' throttled-replica lists follow the steps in flight, when this run throttles (a rate set
+        now, or lists it wrote before): without a rate the lists limit nothing, and keeping them would cost
+        two requests and a controller record per change (Apache sets them only with --throttle too)."""
+        if self.state.throttle >= 0 or self.throttles.has_lists():
+            self.throttles.throttle_moving(m.step for m in self.moving.values())
 
     def _ranks(self) -> dict[TopicPartition, int]:
         """Each partition's place in the chosen order (--order: the plan's, or by size)."""
@@ -716,7 +723,7 @@ class BatchedExecutor:
                 if tp in errors and not self.moving[tp].electing:
                     self.reporter.event(f"{tp}: preferred leader election pending ({errors[tp]})")
                 self.moving[tp].electing = True
-        self.throttles.throttle_moving(m.step for m in self.moving.values())
+        self._throttle_moving()
 
     def _complete(self, tp: TopicPartition, step: Step) -> None:
         self._partial.pop(tp, None)
@@ -826,7 +833,7 @@ class BatchedExecutor:
             self._add_moving(step, now)
             self.state.in_flight[step.partition] = (step.source, step.target)
             self._changed.add(step.partition)
-        self.throttles.throttle_moving(m.step for m in self.moving.values())
+        self._throttle_moving()
         self._save_changes()  # the journal knows about a step before the cluster does
         errors = self.port.alter_reassignments({s.partition: s.target for s in starting}, self.allow_rf_change)
         for step in starting:
@@ -841,7 +848,7 @@ class BatchedExecutor:
             else:
                 self._fail(step.partition, f"step to {list(step.target)} was refused: {error}")
         if errors:
-            self.throttles.throttle_moving(m.step for m in self.moving.values())
+            self._throttle_moving()
 
     # ---------------------------------------------------------------- progress
     def _bytes_moved(self) -> int | None:

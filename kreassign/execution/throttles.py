@@ -114,6 +114,10 @@ class ThrottleLifecycle:
         """A new rate while running: every broker this run throttles gets it."""
         self.set_rates([int(b) for b in self.rates_set], inter_broker, log_dir)
 
+    def has_lists(self) -> bool:
+        """Whether this run has entries of its own in a topic's throttled-replica list now."""
+        return any(self.ours.values())
+
     def throttle_moving(self, steps: Iterable[Step]) -> None:
         """The topic lists hold, besides what others put there, exactly the entries of these steps."""
         wanted: dict[tuple[str, str], set[str]] = {}

@@ -288,6 +288,28 @@ def test_a_new_throttle_reaches_the_running_executor(tmp_path):
     )
 
 
+def test_without_a_throttle_no_throttled_replica_list_is_written_until_one_is_asked_for(tmp_path):
+    """Without --throttle the topic lists would limit nothing (as in Apache, which sets them only with a
+    rate); a throttle handed to the running executor brings the lists of the steps in flight."""
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 3, size=30 * MB)
+    journal = Journal(tmp_path / "j.json")
+    lists_at: dict[int, bool] = {}
+
+    def change(n):
+        lists_at[n] = any("throttled.replicas" in c for c in sim.calls)
+        if n == 3:
+            journal.request(throttle=5 * MB)
+
+    outcome, _ = run(sim, {tp(p): (0, 2) for p in range(3)}, tmp_path, limits, reporter=Recorder(change))
+    assert outcome.status == "completed" and sim.configs == {}
+    assert not lists_at[3]
+    assert any(
+        c.startswith("alter_configs topic t ") and "'follower.replication.throttled.replicas'" in c for c in sim.calls
+    )
+
+
 def test_cancel_request_stops_the_run_and_reverts(tmp_path):
     limits = Limits(partitions=2)
     sim = cluster(limits=limits)
