@@ -42,7 +42,7 @@ complete -c kreassign -l strategy -x -a 'apache balanced' -d '--generate strateg
 complete -c kreassign -l engine -x -a 'auto local spark' -d 'Where --strategy balanced runs: \'local\', \'spark\' (PySpark, the \'spark\' extra) or \'auto\' (Spark from 1,000,000 partitions when --spark-master names a Spark cluster and pyspark is installed, else local).'
 complete -c kreassign -l spark-master -x -d 'Spark master URL for --engine spark: local[N] (default local[*], an embedded session), a cluster (spark://HOST:PORT, yarn, k8s://...; kreassign is shipped to the executors) or sc://HOST:PORT (Spark Connect).'
 complete -c kreassign -l spark-conf -x -d 'A Spark setting for --engine spark, KEY=VALUE; repeat the option for more.'
-complete -c kreassign -l max-disk-usage -x -d 'With --strategy balanced, the share of a broker\'s disk (capacity_bytes of the snapshot, 0 < F <= 1, default 0.8) no broker may end above when it is not above it already; a plan that would is refused with an error.'
+complete -c kreassign -l max-disk-usage -x -d 'With --strategy balanced, the share of a broker\'s disk (capacity_bytes of the snapshot, or the log dirs\' total bytes; 0 < F <= 1, default 0.8) no broker may end above when it is not above it already.'
 complete -c kreassign -l replication-factor -x -d 'With --strategy balanced, the replication factor every partition of the listed topics should end with (default: each keeps its own).'
 complete -c kreassign -l version -d 'Display Kafka version.'
 complete -c kreassign -l zookeeper -x -d 'DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot path.'

@@ -16,6 +16,7 @@ from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json
 from kreassign.model import TopicColumns
 from kreassign.planning.balance import Row, make_context, plan_balanced
+from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.quality import PlanQuality, measure_plan
 
 STRATEGIES = ("apache", "balanced")
@@ -146,6 +147,7 @@ def generate_balanced(
     else:
         plan = plan_balanced(rows, ctx)
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable])
+    fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
     quality = measure_plan(
         rows,
         plan,

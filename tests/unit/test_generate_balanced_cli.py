@@ -224,25 +224,51 @@ def test_auto_engine(engine, partitions, master, expected):
     assert choose_engine(engine, partitions, master) == expected
 
 
-def test_max_disk_usage_refuses_a_plan_that_fills_a_broker(tmp_path, topics_file, monkeypatch):
-    """Brokers 3 and 4 (just added) have 10,000-byte disks: the balanced plan would put 9,000 bytes on each."""
+def _disk_snapshot(tmp_path, small: int):
+    """Brokers 1 and 2 hold 6 partitions (1,000 .. 6,000 bytes, RF 2, racks a and b) on 100,000-byte disks;
+    brokers 3 (rack a) and 4 (rack b), just added, have ``small``-byte disks."""
     partitions = tuple(SnapshotPartition(p, (1 + p % 2, 2 - p % 2), (None, None), 1000 * (p + 1)) for p in range(6))
     brokers = (
         SnapshotBroker(1, "a", ("/d",), 100_000),
         SnapshotBroker(2, "b", ("/d",), 100_000),
-        SnapshotBroker(3, "a", ("/d",), 10_000),
-        SnapshotBroker(4, "b", ("/d",), 10_000),
+        SnapshotBroker(3, "a", ("/d",), small),
+        SnapshotBroker(4, "b", ("/d",), small),
     )
     path = tmp_path / "cluster.jsonl"
     save_snapshot(ClusterSnapshot(brokers, {"orders": SnapshotTopic("orders", partitions, 2)}), str(path))
-    code, out, err = cli(generate(path, topics_file, "--strategy", "balanced"), monkeypatch)
-    assert code == 1 and out.startswith("Error: The balanced plan would fill broker 3 to"), out
-    assert "(--max-disk-usage 0.8)" in out and "Current partition" not in out and err == ""
-    code, out, err = cli(generate(path, topics_file, "--strategy", "balanced", "--max-disk-usage", "1"), monkeypatch)
-    assert code == 0 and out.startswith("Current partition replica assignment"), out
-    assert "disk use %" in err
+    return path
+
+
+def test_max_disk_usage_routes_replicas_around_a_broker_that_would_fill(tmp_path, topics_file, monkeypatch):
+    """Balanced by count, brokers 3 and 4 (10,000-byte disks) would take 3 partitions each, 9,000 bytes or more:
+    the plan gives them only what fits under 80 % and keeps the rest where it is, racks respected."""
+    path = _disk_snapshot(tmp_path, 10_000)
+    sizes = {p: 1000 * (p + 1) for p in range(6)}
+    for option, limit in (((), 0.8), (("--max-disk-usage", "0.5"), 0.5)):
+        code, out, err = cli(generate(path, topics_file, "--strategy", "balanced", *option), monkeypatch)
+        assert code == 0 and out.startswith("Current partition replica assignment"), out
+        proposed = proposal_of(out)
+        for broker in (3, 4):
+            held = sum(sizes[p] for p, replicas in proposed.items() if broker in replicas)
+            assert 0 < held <= limit * 10_000, (broker, held, proposed)
+        racks = {1: "a", 2: "b", 3: "a", 4: "b"}
+        assert all(len({racks[b] for b in replicas}) == 2 for replicas in proposed.values())
+        assert "disk use %" in err
+    code, out, _ = cli(generate(path, topics_file, "--strategy", "balanced", "--max-disk-usage", "1"), monkeypatch)
+    assert code == 0  # a whole disk allowed: the plan balanced by count fits
     code, out, _ = cli(generate(path, topics_file, "--strategy", "balanced", "--max-disk-usage", "80"), monkeypatch)
     assert code == 1 and "Invalid --max-disk-usage '80'" in out + _
+
+
+def test_max_disk_usage_refuses_a_plan_that_cannot_fit(tmp_path, topics_file, monkeypatch):
+    """Broker 1 leaves (not in --broker-list): rack a has only broker 3 left, whose 1,000-byte disk cannot
+    take a replica of every partition. No plan is printed."""
+    path = _disk_snapshot(tmp_path, 1_000)
+    argv = generate(path, topics_file, "--strategy", "balanced")
+    argv[argv.index("1,2,3,4")] = "2,3,4"
+    code, out, err = cli(argv, monkeypatch)
+    assert code == 1 and out.startswith("Error: The balanced plan would fill broker 3 to"), out
+    assert "(--max-disk-usage 0.8)" in out and "Current partition" not in out and err == ""
 
 
 def test_current_log_dirs_only_for_brokers_in_the_snapshot(tmp_path, topics_file, monkeypatch):
