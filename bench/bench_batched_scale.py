@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -70,12 +71,15 @@ class PollTimes:
         self.port = port
         self.polls: list[tuple[float, Counter[str]]] = []
         self._mark = (time.perf_counter(), Counter())
+        self.verbose = bool(os.environ.get("KREASSIGN_BENCH_EVENTS"))
 
-    def event(self, _message: str) -> None:
-        pass
+    def event(self, message: str) -> None:
+        if self.verbose:
+            print(f"  event: {message}", file=sys.stderr, flush=True)
 
-    def progress(self, _progress) -> None:
-        pass
+    def progress(self, progress) -> None:
+        if self.verbose and progress.notes:
+            print(f"  notes: {progress.notes[:3]}", file=sys.stderr, flush=True)
 
     def sleep(self, seconds: float) -> None:
         now = time.perf_counter()

@@ -699,9 +699,15 @@ class BatchedExecutor:
             self.leader[tp] = current.leader
             if tuple(current.replicas) != step.target:
                 union = set(step.source) | set(step.target)
-                if set(current.replicas) == union and set(current.replicas) != set(step.source):
-                    # the controller has finished the step, the metadata of the broker we asked has not yet
-                    moving.lagging_since = moving.lagging_since or self.clock()
+                now = self.clock()
+                # the controller has finished the step, the metadata of the broker we asked has not yet: it
+                # shows the step under way, or (a while at most: someone may have cancelled it) not begun
+                mid_step = set(current.replicas) == union and set(current.replicas) != set(step.source)
+                not_begun = set(current.replicas) == set(step.source) and (
+                    moving.lagging_since is None or now - moving.lagging_since < METADATA_LAG_ALLOWANCE
+                )
+                if mid_step or not_begun:
+                    moving.lagging_since = moving.lagging_since or now
                     self._lag_notes[tp] = f"{tp} waits for the metadata of its finished step"
                     continue
                 # cancelled or overridden from outside: plan again from where it is

@@ -600,6 +600,41 @@ def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_ste
     assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
 
 
+def test_a_finished_step_whose_metadata_still_shows_its_source_is_waited_for_not_resubmitted(tmp_path):
+    """Seen on the real cluster (2,000 leader moves): the step [3,1,2] -> [3,1] only removes a replica, so the
+    lagging metadata shows the step's source, not the union; each such step was submitted again. It waits
+    (METADATA_LAG_ALLOWANCE at most: a step someone cancelled also shows its source)."""
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=5 * MB)
+
+    class Lagging(Watched):
+        def describe_topics(self, topics):
+            described = super().describe_topics(topics)
+            for p in list(self.stale):
+                info = described["t"][p]  # as the broker saw it before the step: all in sync
+                described["t"][p] = type(info)(info.partition, self.stale[p][0], self.stale[p][0], info.leader)
+                self.stale[p][1] -= 1
+                if self.stale[p][1] == 0:
+                    del self.stale[p]
+            return described
+
+        def _complete(self, part):
+            source = tuple(part.original)
+            super()._complete(part)
+            if len(part.replicas) < len(source):  # a removal: the metadata shows the source 5 polls more
+                self.stale[self.partitions_index(part)] = [source, 5]
+
+        def partitions_index(self, part):
+            return next(tp.partition for tp, other in self.partitions.items() if other is part)
+
+    sim.__class__ = Lagging
+    sim.stale = {}
+    outcome, _ = run(sim, {tp(0): (2, 0), tp(1): (2, 1)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sorted(t for _, t in sim.submitted) == [(2, 0), (2, 0, 1), (2, 1), (2, 1, 0)]  # each step once
+
+
 def test_a_signal_inside_a_client_call_that_catches_exceptions_still_interrupts_the_run(tmp_path):
     """Found on the real cluster: SIGTERM arrived while kafka-python was sending a step, the adapter's
     ``except Exception`` turned it into per-partition errors, and the run went on."""
