@@ -143,7 +143,10 @@ def main() -> int:
     parser.add_argument("--plans", default="follower,leader")
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as tmpdir, LocalKafkaCluster(Path(tmpdir) / "cluster", brokers=3) as cluster:
+    with (
+        tempfile.TemporaryDirectory() as tmpdir,
+        LocalKafkaCluster(Path(tmpdir) / "cluster", brokers=3, heap="1g") as cluster,
+    ):
         tmp = Path(tmpdir)
         bootstrap = cluster.bootstrap_servers
         port = KafkaCluster(bootstrap_servers=bootstrap)

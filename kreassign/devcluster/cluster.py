@@ -33,9 +33,9 @@ from kreassign.devcluster.security import ClusterSecurity
 
 # Small heaps so that 4 to 6 brokers fit on a 2-core machine; C1 only and the serial collector make
 # start-up fast and keep the thread count low. Throughput is not what these brokers are for.
+NODE_HEAP = "384m"
 NODE_JVM_OPTS = (
     "-Xms64m",
-    "-Xmx384m",
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
     "-Djava.awt.headless=true",
@@ -130,6 +130,9 @@ class LocalKafkaCluster:
     broker_config: Mapping[str, str] = field(default_factory=dict)
     security: ClusterSecurity | None = None
     start_timeout: float = 90.0
+    #: each node's -Xmx: the default fits 4 to 6 nodes on a small machine; thousands of partitions per broker
+    #: (the benchmarks) need more
+    heap: str = NODE_HEAP
     #: stop the nodes when the Python process that started them dies (off for a background cluster)
     die_with_parent: bool = True
     nodes: list[Node] = field(default_factory=list)
@@ -279,6 +282,7 @@ class LocalKafkaCluster:
         return [
             "java",
             *NODE_JVM_OPTS,
+            f"-Xmx{self.heap}",
             *log4j_options(self.kafka_version, broker=broker),
             "-cp",
             classpath(self.kafka_version),

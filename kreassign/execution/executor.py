@@ -805,9 +805,14 @@ class BatchedExecutor:
             return
         # read the partitions about to start: someone may have moved them, or they may be unhealthy
         about = [s.partition for s in chosen]
-        active = self.port.list_reassignments(about)
-        info = self._describe(about)
-        self._read_min_isr({tp.topic for tp in about})
+        try:
+            active = self.port.list_reassignments(about)
+            info = self._describe(about)
+            self._read_min_isr({tp.topic for tp in about})
+        except BaseException:  # a failed read (waited out by the caller): the chosen steps wait in the queue
+            for tp in about:
+                self._enqueue(tp)
+            raise
         starting: list[Step] = []
         for step in chosen:
             tp = step.partition

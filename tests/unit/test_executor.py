@@ -538,6 +538,42 @@ def test_a_just_created_topic_the_brokers_learn_late_is_waited_for(tmp_path):
     assert sim.configs == {}
 
 
+@pytest.mark.parametrize("failure", ["unknown-topic", "timeout"])
+def test_steps_chosen_when_their_read_fails_are_started_later(tmp_path, failure):
+    """Seen on the real cluster: the read of the partitions about to start failed (a broker that did not know
+    the new topic yet); the chosen steps were neither started nor queued again, and the run waited forever."""
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 4, size=5 * MB)
+    error = (
+        UnknownTopicOrPartitionError("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic t")
+        if failure == "unknown-topic"
+        else ClusterTimeoutError("org.apache.kafka.common.errors.TimeoutException: no answer")
+    )
+
+    class FailingOnce(Watched):
+        reads = 0
+
+        def list_reassignments(self, partitions=None):
+            if partitions is not None and not self.list_reassignments_in_flight():
+                FailingOnce.reads += 1
+                if FailingOnce.reads == 1:  # the first read of steps about to start
+                    raise error
+            return super().list_reassignments(partitions)
+
+        def list_reassignments_in_flight(self):
+            return any(p.target is not None for p in self.partitions.values())
+
+    def guard(polls):
+        if polls > 300:  # the steps were lost: nothing would ever start them
+            raise AssertionError("the run made no progress in 300 polls")
+
+    sim.__class__ = FailingOnce
+    outcome, _ = run(sim, {tp(p): (2, 3) for p in range(4)}, tmp_path, limits, Recorder(guard), stall_timeout=60)
+    assert FailingOnce.reads >= 1
+    assert outcome.status == "completed" and outcome.partitions_done == 4
+
+
 def test_a_topic_that_stays_unknown_fails_after_the_allowance(tmp_path):
     limits = Limits(partitions=1)
     sim = cluster(limits=limits)
