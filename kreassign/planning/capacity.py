@@ -71,13 +71,12 @@ def fit_disk_capacity(
         counts.update(replicas)
     held: dict[int, list[tuple[bool, int, tuple[str, int]]]] = {b: [] for b in over}
     currents: dict[tuple[str, int], tuple[int, ...]] = {}
-    sizes: dict[tuple[str, int], int] = {}
     for topic, partition, current, size in rows:
         key = (topic, partition)
         for b in plan[key]:
             if b in held:
                 held[b].append((b in current, size, key))
-                currents[key], sizes[key] = tuple(current), size
+                currents[key] = tuple(current)
     moved: Counter[int] = Counter()
     pending = {b: sorted(held[b]) for b in over}  # placed by the plan first (False < True), then by size
     progress = True
