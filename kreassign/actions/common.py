@@ -59,21 +59,6 @@ def find_log_dir_move_states(
     return states
 
 
-def replica_log_dirs(
-    port: ClusterPort, assignment: Mapping[TopicPartition, PartitionInfo], live: set[int]
-) -> dict[TopicPartitionReplica, str]:
-    """Current log dir of every replica on a live broker (the Apache tool's getReplicaToLogDir)."""
-    replicas = [
-        TopicPartitionReplica(tp.topic, tp.partition, b)
-        for tp, info in assignment.items()
-        for b in info.replicas
-        if b in live
-    ]
-    if not replicas:
-        return {}
-    return {r: info.current for r, info in port.describe_replica_log_dirs(replicas).items() if info.current}
-
-
 def describe_partitions(port: ClusterPort, topics: Sequence[str]) -> dict[TopicPartition, PartitionInfo]:
     described = port.describe_topics(list(dict.fromkeys(topics)))
     return {TopicPartition(t, p.partition): p for t, parts in described.items() for p in parts}

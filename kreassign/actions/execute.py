@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kreassign.actions.common import Output, describe_partitions, live_broker_ids, replica_log_dirs
-from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
+from kreassign.actions.common import Output, describe_partitions, live_broker_ids
+from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType, replica_log_dirs
 from kreassign.errors import CommandError, TerseError, UnknownTopicOrPartitionError
 from kreassign.formats import format_reassignment_json
 from kreassign.javacompat.hashes import (

@@ -69,12 +69,17 @@ def error_for(java: JavaException) -> ClusterError:
     return ClusterError(text)
 
 
-def java_message(error: KreassignError) -> str:
-    """``getMessage()`` of the Java exception behind one of our errors (its text without the class)."""
+def _java_parts(error: KreassignError) -> tuple[str, str]:
+    """(Java exception class, ``getMessage()``) of one of our errors; the class is "" when its text names none."""
     head, separator, tail = error.message.partition(": ")
     if separator and (head.startswith("org.apache.kafka.") or head.startswith("java.")):
-        return tail
-    return error.message
+        return head, tail
+    return "", error.message
+
+
+def java_message(error: KreassignError) -> str:
+    """``getMessage()`` of the Java exception behind one of our errors (its text without the class)."""
+    return _java_parts(error)[1]
 
 
 def partition_error(java: JavaException) -> PartitionError:
@@ -84,11 +89,8 @@ def partition_error(java: JavaException) -> PartitionError:
 
 def partition_error_of_call(failure: KreassignError) -> PartitionError:
     """One partition's failure when the whole call failed (Java fails every partition's future with it)."""
-    head, separator, _ = failure.message.partition(": ")
-    java_class = head if separator and (head.startswith("org.apache.kafka.") or head.startswith("java.")) else ""
-    return PartitionError(
-        java_message(failure), java_class.rpartition(".")[2], isinstance(failure, TransientClusterError)
-    )
+    java_class, message = _java_parts(failure)
+    return PartitionError(message, java_class.rpartition(".")[2], isinstance(failure, TransientClusterError))
 
 
 # code -> (exception class, default message), from org.apache.kafka.common.protocol.Errors of Kafka

@@ -171,14 +171,8 @@ def read_topic_columns(port: ClusterPort, topics: Iterable[str]) -> dict[str, To
     (describeTopics, describeCluster, then describeReplicaLogDirs for the replicas on live brokers)."""
     described = port.describe_topics(list(dict.fromkeys(topics)))
     live = {b.id for b in port.describe_brokers()}
-    replicas = [
-        TopicPartitionReplica(topic, info.partition, b)
-        for topic, infos in described.items()
-        for info in infos
-        for b in info.replicas
-        if b in live
-    ]
-    log_dirs = {r: info.current for r, info in port.describe_replica_log_dirs(replicas).items()} if replicas else {}
+    assignment = {TopicPartition(topic, info.partition): info for topic, infos in described.items() for info in infos}
+    log_dirs = replica_log_dirs(port, assignment, live)
     current: dict[str, TopicColumns] = {}
     interned: dict[tuple, tuple] = {}
     for topic, infos in described.items():
@@ -190,3 +184,18 @@ def read_topic_columns(port: ClusterPort, topics: Iterable[str]) -> dict[str, To
             )
         columns.sort()
     return current
+
+
+def replica_log_dirs(
+    port: ClusterPort, assignment: Mapping[TopicPartition, PartitionInfo], live: set[int]
+) -> dict[TopicPartitionReplica, str]:
+    """Current log dir of every replica on a live broker (the Apache tool's getReplicaToLogDir)."""
+    replicas = [
+        TopicPartitionReplica(tp.topic, tp.partition, b)
+        for tp, info in assignment.items()
+        for b in info.replicas
+        if b in live
+    ]
+    if not replicas:
+        return {}
+    return {r: info.current for r, info in port.describe_replica_log_dirs(replicas).items() if info.current}

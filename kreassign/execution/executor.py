@@ -343,23 +343,15 @@ class BatchedExecutor:
                 f"Per-broker limit starts at {self.aimd.limit} (--adaptive, at most {self.aimd.maximum})"
             )
         # a previous run of this plan may have died with its throttles set: restore from what is there now
-        waiting_out_metadata_lag(
-            lambda: self.throttles.adopt_current(self._live),
-            clock=self.clock,
-            sleep=self.sleep,
-            event=self.reporter.event,
-        )
+        self._waiting_out_lag(lambda: self.throttles.adopt_current(self._live))
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
         self.throttles.set_rates(brokers & self._live, self.state.throttle, self.state.log_dir_throttle)
         self._measure_sizes()
         self._rank = self._ranks()
         # the only read of every partition of the plan: later polls read what moves or is about to
-        described = waiting_out_metadata_lag(
-            lambda: self.port.describe_topics(sorted({tp.topic for tp in self.state.target})),
-            clock=self.clock,
-            sleep=self.sleep,
-            event=self.reporter.event,
+        described = self._waiting_out_lag(
+            lambda: self.port.describe_topics(sorted({tp.topic for tp in self.state.target}))
         )
         for topic, partitions in described.items():
             for p in partitions:
@@ -391,6 +383,9 @@ class BatchedExecutor:
         if self.moving:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
         self._throttle_moving()
+
+    def _waiting_out_lag(self, call: Callable[[], T]) -> T:
+        return waiting_out_metadata_lag(call, clock=self.clock, sleep=self.sleep, event=self.reporter.event)
 
     def _throttle_moving(self) -> None:
         """The topics' throttled-replica lists follow the steps in flight, when this run throttles (a rate set
