@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, compress, islice, pairwise, repeat
 from operator import itemgetter, methodcaller, ne
@@ -426,6 +426,32 @@ def snapshot_from_cluster(port: ClusterPort, topics: Sequence[str] | None = None
 
 
 # ---------------------------------------------------------------------------------------- read-only port
+class _DirReplicas(Mapping[TopicPartition, int]):
+    """One log dir's replicas and sizes in a snapshot, read from ``sizes()`` (every dir's, built once) on
+    first use: a caller that only wants the capacities never builds them."""
+
+    __slots__ = ("_key", "_sizes")
+
+    def __init__(self, sizes: Callable[[], dict[tuple[int, str], dict[TopicPartition, int]]], key: tuple[int, str]):
+        self._sizes = sizes
+        self._key = key
+
+    def _map(self) -> dict[TopicPartition, int]:
+        return self._sizes().get(self._key, {})
+
+    def __getitem__(self, key: TopicPartition) -> int:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+    def __repr__(self) -> str:
+        return repr(self._map())
+
+
 class SnapshotCluster:
     """A read-only ``ClusterPort`` over a snapshot: what ``--generate`` and ``--execute --dry-run`` read.
 
@@ -439,6 +465,7 @@ class SnapshotCluster:
         self.columns = snapshot if isinstance(snapshot, SnapshotColumns) else SnapshotColumns.of(snapshot)
         self.source = source
         self._index: dict[tuple[str, int], tuple[TopicColumns, int]] | None = None
+        self._sizes: dict[tuple[int, str], dict[TopicPartition, int]] | None = None
 
     @classmethod
     def open(cls, path: str) -> SnapshotCluster:
@@ -522,19 +549,23 @@ class SnapshotCluster:
                 result[replica] = ReplicaLogDirInfo(current=log_dir)
         return result
 
+    def _dir_sizes(self) -> dict[tuple[int, str], dict[TopicPartition, int]]:
+        """(broker, log dir) -> its replicas with the partition's size (-1: the snapshot has none)."""
+        if self._sizes is None:
+            sizes: dict[tuple[int, str], dict[TopicPartition, int]] = {}
+            for topic in self.columns.topics.values():
+                for p, replicas, log_dirs, size in zip(
+                    topic.partitions, topic.replicas, topic.log_dirs, topic.sizes, strict=False
+                ):
+                    tp = TopicPartition(topic.name, p)
+                    for broker, log_dir in zip(replicas, log_dirs, strict=False):
+                        if log_dir is not None:
+                            sizes.setdefault((broker, log_dir), {})[tp] = -1 if size is None else size
+            self._sizes = sizes
+        return self._sizes
+
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:
         brokers = {b.id: b for b in self.columns.brokers}
-        sizes: dict[tuple[int, str], dict[TopicPartition, int]] = {}
-        for topic in self.columns.topics.values():
-            for p, replicas, log_dirs, size in zip(
-                topic.partitions, topic.replicas, topic.log_dirs, topic.sizes, strict=False
-            ):
-                for broker, log_dir in zip(replicas, log_dirs, strict=False):
-                    if log_dir is not None:
-                        # -1: the snapshot has no size
-                        sizes.setdefault((broker, log_dir), {})[TopicPartition(topic.name, p)] = (
-                            -1 if size is None else size
-                        )
         result = {}
         for broker_id in dict.fromkeys(broker_ids):
             broker = brokers.get(broker_id)
@@ -544,7 +575,9 @@ class SnapshotCluster:
             # each dir gets an equal share, the first the remainder, so that the sum is the same
             share, extra = divmod(broker.capacity_bytes, len(broker.log_dirs) or 1) if broker.capacity_bytes else (0, 0)
             result[broker_id] = [
-                LogDirUsage(d, sizes.get((broker_id, d), {}), (share + (extra if i == 0 else 0)) or None)
+                LogDirUsage(
+                    d, _DirReplicas(self._dir_sizes, (broker_id, d)), (share + (extra if i == 0 else 0)) or None
+                )
                 for i, d in enumerate(broker.log_dirs)
             ]
         return result

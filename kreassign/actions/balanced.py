@@ -172,9 +172,13 @@ def broker_disks(
     wanted = set(topics)
     capacities: dict[int, int | None] = {}
     other: Counter[int] = Counter()
-    for broker, dirs in port.describe_log_dirs(list(broker_ids)).items():
+    usage = port.describe_log_dirs(list(broker_ids))
+    for broker, dirs in usage.items():
         totals = [d.total_bytes for d in dirs]
         capacities[broker] = sum(totals) if totals and all(t for t in totals) else None  # type: ignore[misc]
+    if not any(capacities.values()):  # the rest of the disk only matters against a known capacity
+        return capacities, {}
+    for broker, dirs in usage.items():
         for d in dirs:
             for tp, size in d.replica_sizes.items():
                 if tp.topic not in wanted and size > 0:

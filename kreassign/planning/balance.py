@@ -47,6 +47,8 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError
@@ -231,11 +233,20 @@ def shed_from_broker(
     if count <= 0:
         return []
     excess = aim * count if aim is not None else 0
-    ranks: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
+    held = held if isinstance(held, list) else list(held)
+    ranks: dict[int, list[tuple[int, str, int]]] = {}
+    if len(set(map(itemgetter(3), held))) <= 1:  # the usual case: one rank
+        if held:
+            ranks[held[0][3]] = [(size, topic, partition) for topic, partition, size, _ in held]
+    else:
+        for topic, partition, size, rank in held:
+            items = ranks.get(rank)
+            if items is None:
+                items = ranks[rank] = []
+            items.append((size, topic, partition))
     held_per_topic: Counter[str] = Counter()
-    for topic, partition, size, rank in held:
-        ranks.setdefault(rank, {}).setdefault(topic, []).append((size, topic, partition))
-        held_per_topic[topic] += 1
+    for items in ranks.values():
+        held_per_topic.update(map(itemgetter(1), items))
     totals = topic_totals or {}
 
     def level(topic: str) -> int:
@@ -247,32 +258,50 @@ def shed_from_broker(
 
     chosen: list[tuple[str, int]] = []
     for rank in sorted(ranks):
-        by_topic = ranks[rank]
-        buckets: list[list[tuple[int, str, int]]] = [[], [], []]
-        where = {t: level(t) for t in by_topic}
-        for t, candidates in by_topic.items():
-            buckets[where[t]].extend(candidates)
+        items = ranks[rank]
+        where = dict.fromkeys(map(itemgetter(1), items), 0)
+        if topic_totals is not None:
+            for t in where:  # level(t), inline: this runs once per topic held
+                floor, extra = divmod(totals.get(t, 0), brokers)
+                n = held_per_topic[t]
+                where[t] = 0 if n > floor + (1 if extra else 0) else 1 if n > floor else 2
+        levels = set(where.values())
+        if len(levels) == 1:  # one bucket holds them all
+            buckets: list[list[tuple[int, str, int]]] = [[], [], []]
+            buckets[levels.pop()] = items
+        else:
+            buckets = [[item for item in items if where[item[1]] == k] for k in range(3)]
+        # the items of each topic held more than once here (only those move between buckets)
+        by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t, n in held_per_topic.items() if n > 1}
+        if by_topic:
+            for item in items:
+                same = by_topic.get(item[1])
+                if same is not None:
+                    same.append(item)
         for bucket in buckets:
             bucket.sort()
         while len(chosen) < count:
-            bucket = next((b for b in buckets if b), None)
-            if bucket is None:
+            bucket = buckets[0] or buckets[1] or buckets[2]
+            if not bucket:
                 break
             want = max(0, excess) / (count - len(chosen)) if aim is not None else 0
             i = bisect.bisect_left(bucket, (want,))
             if i == len(bucket) or (i > 0 and abs(bucket[i - 1][0] - want) <= abs(bucket[i][0] - want)):
                 i -= 1
-            size, topic, partition = bucket.pop(i)
-            by_topic[topic].remove((size, topic, partition))
+            item = bucket.pop(i)
+            size, topic, partition = item
+            rest = by_topic.get(topic, ())
+            if rest:
+                rest.remove(item)  # type: ignore[attr-defined]
             chosen.append((topic, partition))
             excess -= size
             held_per_topic[topic] -= 1
             moved_to = level(topic)
             if moved_to != where[topic]:
                 source = buckets[where[topic]]
-                for item in by_topic[topic]:
-                    del source[bisect.bisect_left(source, item)]
-                    bisect.insort(buckets[moved_to], item)
+                for other in rest:
+                    del source[bisect.bisect_left(source, other)]
+                    bisect.insort(buckets[moved_to], other)
                 where[topic] = moved_to
     return chosen
 
@@ -367,6 +396,9 @@ def fill_topic(
     done: list[tuple[int, list[int], int, int, tuple[int, ...]]] = []  # partition, replicas, open, rf, shed
     placed: list[tuple[int, int]] = []  # (index in done, broker) of each slot used
     for partition, kept, vacancies in sorted(partitions):
+        if not vacancies and partition not in leaving:  # the usual case: nothing changes
+            done.append((partition, kept, 0, len(kept), ()))  # type: ignore[arg-type]
+            continue
         gone = leaving.get(partition, set())
         replicas = [b for b in kept if b not in gone]
         rf = len(kept) + vacancies
@@ -382,7 +414,7 @@ def fill_topic(
             replicas.append(broker)
             placed.append((index, broker))
         done.append((partition, replicas, rf - len(replicas), rf, tuple(sorted(gone))))
-    return [(p, tuple(r), o, g) for p, r, o, _, g in done]
+    return [(p, r if type(r) is tuple else tuple(r), o, g) for p, r, o, _, g in done]
 
 
 def _swap_for(
@@ -682,39 +714,42 @@ def place_replicas(
     whether some round had to repair left-over vacancies. ``totals`` None: shed by bytes only."""
     sizes = {(t, p): size for t, p, _, size in rows}
     state = dict(normalized)
-    total = sum(len(kept) + vacancies for kept, vacancies in state.values())
+    total = sum(map(len, map(itemgetter(0), state.values()))) + sum(map(itemgetter(1), state.values()))
     total_bytes = sum(sizes[key] * (len(kept) + vacancies) for key, (kept, vacancies) in state.items())
     repaired = False
     for _ in range(REPLICA_ROUNDS):
-        counts: Counter[int] = Counter(b for kept, _ in state.values() for b in kept)
-        open_total = sum(vacancies for _, vacancies in state.values())
+        counts: Counter[int] = Counter(chain.from_iterable(map(itemgetter(0), state.values())))
+        open_total = sum(map(itemgetter(1), state.values()))
         targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
             break
-        held_bytes: Counter[int] = Counter()
-        for key, (kept, _) in state.items():
-            size = sizes[key]
-            if size:
-                for b in kept:
-                    held_bytes[b] += size
         needy = needy_groups(ctx, deficits)
-        held: dict[int, list[tuple[str, int, int, int]]] = {}
-        for (t, p), (kept, _) in state.items():
-            for b in kept:
-                if deficits[b] < 0:
-                    held.setdefault(b, []).append((t, p, sizes[(t, p)], shed_rank(ctx, b, kept, needy)))
+        over = {b for b, d in deficits.items() if d < 0}
+        held_bytes: Counter[int] = Counter()  # of the brokers above target (what shed_aim needs)
+        held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
         by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
-        for (t, p), (kept, vacancies) in state.items():
-            by_topic.setdefault(t, []).append((p, kept, vacancies))
+        for key, (kept, vacancies) in state.items():
+            t, p = key
+            parts = by_topic.get(t)
+            if parts is None:
+                parts = by_topic[t] = []
+            parts.append((p, kept, vacancies))
+            for b in kept:
+                if b in over:
+                    size = sizes[key]
+                    held_bytes[b] += size
+                    # shed_rank is 0 whenever more racks hold a needy broker than the partition has replicas
+                    rank = 0 if len(needy) >= len(kept) else shed_rank(ctx, b, kept, needy)
+                    held[b].append((t, p, size, rank))
 
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
-        for b in sorted(held):
+        for b in sorted(over):
             aim = shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers))
             for t, p in shed_from_broker(-deficits[b], aim, held[b], totals, len(ctx.brokers)):
                 shed_by_topic.setdefault(t, []).append((p, b))
         topic_vacancies = {
-            t: sum(v for _, _, v in parts) + len(shed_by_topic.get(t, ())) for t, parts in by_topic.items()
+            t: sum(map(itemgetter(2), parts)) + len(shed_by_topic.get(t, ())) for t, parts in by_topic.items()
         }
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
         filled: dict[tuple[str, int], tuple[int, ...]] = {}
@@ -726,9 +761,9 @@ def place_replicas(
                 filled[(t, p)] = replicas
                 if missing:
                     leftovers.append((t, p, replicas, missing, shed))
-                newcomers = newly_placed(state[(t, p)][0], replicas)
-                if newcomers:
-                    received.append((t, p, replicas, newcomers))
+                before = state[(t, p)][0]
+                if replicas != before:
+                    received.append((t, p, replicas, newly_placed(before, replicas)))
         if leftovers:
             repaired = True
             now = Counter(b for replicas in filled.values() for b in replicas)
@@ -737,7 +772,7 @@ def place_replicas(
             break
         state = {key: (replicas, 0) for key, replicas in filled.items()}
     final = {key: kept for key, (kept, _) in state.items()}
-    if not within_tolerance(ctx, Counter(b for kept in final.values() for b in kept), total):
+    if not within_tolerance(ctx, Counter(chain.from_iterable(final.values())), total):
         final.update(replica_chains(ctx, final))
     return final, repaired
 
@@ -855,31 +890,40 @@ def _leaders(
     quotas = leader_quotas(ctx, partitions)
     by_topic: dict[str, list[tuple[int, tuple[int, ...], int | None]]] = {}
     leaders: dict[tuple[str, int], int | None] = {}
-    for (t, p), replicas in filled.items():
-        incumbent = incumbent_leader(currents[(t, p)], replicas)
-        if t in quotas:
-            by_topic.setdefault(t, []).append((p, replicas, incumbent))
+    for key, replicas in filled.items():
+        current = currents[key]  # incumbent_leader, inline
+        incumbent = current[0] if current and current[0] in replicas else None
+        if key[0] in quotas:
+            by_topic.setdefault(key[0], []).append((key[1], replicas, incumbent))
         else:
-            leaders[(t, p)] = incumbent
+            leaders[key] = incumbent
     fixed: Counter[int] = Counter()  # leaders of the topics with quotas: the rounds below leave them alone
     assigned: dict[tuple[str, int], int] = {}
     for t in sorted(by_topic):
         for p, b in assign_topic_leaders(ctx, quotas[t], by_topic[t]):
             assigned[(t, p)] = b
             fixed[b] += 1
+
+    def leading() -> Counter[int]:
+        led = Counter(leaders.values())
+        led.pop(None, None)  # type: ignore[call-overload]
+        return led + fixed
+
     for _ in range(LEADER_ROUNDS if leaders else 0):
-        led = Counter(b for b in leaders.values() if b is not None) + fixed
+        led = leading()
         targets = counts_targets(ctx.brokers, led, len(filled))
-        if all(b is not None for b in leaders.values()) and all(led[b] <= targets[b] for b in ctx.brokers):
+        if None not in leaders.values() and all(led[b] <= targets[b] for b in ctx.brokers):
             break
-        held: dict[int, list[tuple[str, int, int, int]]] = {}
-        for (t, p), b in leaders.items():
-            if b is not None and led[b] > targets[b]:
-                held.setdefault(b, []).append((t, p, 0, leader_rank(filled[(t, p)], led, targets)))
-        for b in sorted(held):
+        over = {b for b, n in led.items() if n > targets[b]}
+        below = {b for b, n in targets.items() if led.get(b, 0) < n}  # leader_rank, inline: -(replicas in it)
+        held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
+        for key, b in leaders.items():
+            if b in over:
+                held[b].append((key[0], key[1], 0, -sum(map(below.__contains__, filled[key]))))
+        for b in sorted(over):
             for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
                 leaders[(t, p)] = None
-        led = Counter(b for b in leaders.values() if b is not None) + fixed
+        led = leading()
         orphans = [(t, p, filled[(t, p)]) for (t, p), b in leaders.items() if b is None]
         topics = {t for t, _, _ in orphans}
         topic_led = Counter((t, b) for (t, _), b in leaders.items() if b is not None and t in topics)
@@ -887,7 +931,10 @@ def _leaders(
     leaders.update(assigned)
     if not within_tolerance(ctx, Counter(leaders.values()), len(filled)):  # type: ignore[arg-type]
         leaders.update(leader_chains(ctx, leaders, filled))  # type: ignore[arg-type]
-    return {key: order_replicas(filled[key], leaders[key]) for key in sorted(filled)}  # type: ignore[arg-type]
+    return {
+        key: list(replicas) if replicas[0] == leaders[key] else order_replicas(replicas, leaders[key])  # type: ignore[arg-type]
+        for key, replicas in sorted(filled.items())
+    }
 
 
 def leader_chains(

@@ -25,6 +25,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 Row = tuple[str, int, tuple[int, ...], int]
 
@@ -153,7 +154,8 @@ def minimum_movement(
     a partition whose replication factor goes down may be the one dropped, so it counts as kept by no
     broker. Racks can only raise it."""
     chosen = set(brokers)
-    flat: list[int] = []
+    flat: list[int] = []  # the brokers each partition keeps (when it keeps no more than rf)
+    flat_sizes: list[int] = []  # the partition's size, once per broker of flat
     forced = forced_bytes = total = 0
     for _, _, current, size in rows:
         rf = replication_factor or len(current)
@@ -162,6 +164,8 @@ def minimum_movement(
             stay = list(dict.fromkeys(stay))
         if len(stay) <= rf:
             flat.extend(stay)
+            if with_bytes:
+                flat_sizes.extend([size] * len(stay))
         if len(stay) < rf:
             forced += rf - len(stay)
             forced_bytes += (rf - len(stay)) * size
@@ -172,13 +176,9 @@ def minimum_movement(
     moves += sum(surplus.values())
     if with_bytes and surplus:
         sizes_on: dict[int, list[int]] = {b: [] for b in surplus}
-        for _, _, current, size in rows:
-            rf = replication_factor or len(current)
-            stay = list(dict.fromkeys(b for b in current if b in chosen))
-            if len(stay) <= rf:
-                for b in stay:
-                    if b in sizes_on:
-                        sizes_on[b].append(size)
+        for b, size in zip(flat, flat_sizes, strict=True):
+            if b in sizes_on:
+                sizes_on[b].append(size)
         moved_bytes += sum(sum(heapq.nsmallest(n, sizes_on[b])) for b, n in surplus.items())
     return moves, moved_bytes
 
@@ -238,15 +238,10 @@ def measure_plan(
             moved_bytes += added * size
             leaders_changed += bool(before and after and before[0] != after[0])
     close()
-    replicas0: Counter[int] = Counter()
-    replicas1: Counter[int] = Counter()
-    leaders0: Counter[int] = Counter()
-    leaders1: Counter[int] = Counter()
-    for c0, c1, l0, l1 in by_topic.values():
-        replicas0.update(c0)
-        replicas1.update(c1)
-        leaders0.update(l0)
-        leaders1.update(l1)
+    replicas0: Counter[int] = Counter(chain.from_iterable(c[0].elements() for c in by_topic.values()))
+    replicas1: Counter[int] = Counter(chain.from_iterable(c[1].elements() for c in by_topic.values()))
+    leaders0: Counter[int] = Counter(chain.from_iterable(c[2].elements() for c in by_topic.values()))
+    leaders1: Counter[int] = Counter(chain.from_iterable(c[3].elements() for c in by_topic.values()))
     dimensions = [
         _count_dimension("replicas", "replicas", replicas0, replicas1, chosen),
         _count_dimension("leaders", "leaders", leaders0, leaders1, chosen),
