@@ -17,7 +17,7 @@ from kreassign.formats import format_topics_json
 from kreassign.model import TopicColumns
 from kreassign.planning.balance import Row, make_context, plan_balanced
 from kreassign.planning.capacity import fit_disk_capacity
-from kreassign.planning.quality import PlanQuality, measure_plan
+from kreassign.planning.quality import PlanQuality, measure_plan, minimum_movement
 
 STRATEGIES = ("apache", "balanced")
 ENGINES = ("auto", "local", "spark")
@@ -142,10 +142,11 @@ def generate_balanced(
         rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
     used = choose_engine(engine, len(rows), spark_master)
+    minimum = minimum_movement(rows, ctx.brokers, replication_factor)  # for the engine and the report
     if used == "spark":
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     else:
-        plan = plan_balanced(rows, ctx)
+        plan = plan_balanced(rows, ctx, minimum[0])
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable])
     fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
     quality = measure_plan(
@@ -155,6 +156,7 @@ def generate_balanced(
         replication_factor=replication_factor,
         capacities=capacities,
         other_bytes=other_bytes,
+        minimum=minimum,
     )
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
     proposed = format_topics_json(

@@ -144,10 +144,7 @@ def make_context(
             f"Invalid replication factor {replication_factor}: the replication factor must be positive."
         )
     if current_load is None:
-        counter: Counter[int] = Counter()
-        for row in rows:
-            counter.update(row[2])
-        current_load = counter
+        current_load = Counter(chain.from_iterable(map(itemgetter(2), rows)))
     return BalanceContext(
         tuple(b for b, _ in pairs),
         tuple(r for _, r in pairs),
@@ -165,12 +162,12 @@ def normalize_partition(ctx: BalanceContext, replicas: Sequence[int]) -> tuple[t
     most loaded brokers leave first, never the first one kept).
     """
     rf = ctx.target_rf(len(replicas))
-    cap = ctx.rack_cap(rf)
     group_of: dict[int, str] = ctx._group  # type: ignore[attr-defined]
-    if len(replicas) == rf and all(b in group_of for b in replicas):
-        groups = {group_of[b] for b in replicas}
-        if len(groups) == rf and len(set(replicas)) == rf:  # the usual case: nothing leaves
+    if len(replicas) == rf:
+        groups = set(map(group_of.get, replicas))  # None: a broker not chosen
+        if len(groups) == rf and None not in groups:  # the usual case: rf chosen brokers on rf racks stay
             return tuple(replicas), 0
+    cap = ctx.rack_cap(rf)
     kept: list[int] = []
     per_group: Counter[str] = Counter()
     for broker in replicas:
@@ -677,13 +674,16 @@ REPLICA_ROUNDS = 4
 partition and only one slot fits it; the next round, from the new counts, moves that one."""
 
 
-def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, int], list[int]]:
+def plan_balanced(
+    rows: Sequence[Row], ctx: BalanceContext, minimum_moves: int | None = None
+) -> dict[tuple[str, int], list[int]]:
     """The whole pipeline in one process (the local engine). Same stages, same results as Spark's.
 
     Replicas are placed topic-aware first; when that run needed to repair left-over vacancies (racks
     nearly full) or moves more than the lower bound of :func:`kreassign.planning.quality.minimum_movement`,
     the placement by bytes alone (the previous algorithm) is computed too and the one moving fewer
-    replicas wins (the topic-aware one on a tie): topic balance never costs a move."""
+    replicas wins (the topic-aware one on a tie): topic balance never costs a move. ``minimum_moves``: that
+    lower bound, when the caller has it already."""
     from kreassign.planning.quality import minimum_movement
 
     currents = {(t, p): replicas for t, p, replicas, _ in rows}
@@ -691,7 +691,9 @@ def plan_balanced(rows: Sequence[Row], ctx: BalanceContext) -> dict[tuple[str, i
     totals = topic_totals(((t, len(kept) + vacancies) for (t, _), (kept, vacancies) in normalized.items()))
     final, repaired = place_replicas(rows, ctx, normalized, totals)
     moved = replicas_added(currents, final)
-    if repaired or moved > minimum_movement(rows, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]:
+    if minimum_moves is None and not repaired:
+        minimum_moves = minimum_movement(rows, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
+    if repaired or moved > minimum_moves:  # type: ignore[operator]
         plain, _ = place_replicas(rows, ctx, normalized, None)
         if replicas_added(currents, plain) < moved:
             final = plain

@@ -200,9 +200,11 @@ def measure_plan(
     replication_factor: int | None = None,
     capacities: Mapping[int, int | None] | None = None,
     other_bytes: Mapping[int, int] | None = None,
+    minimum: tuple[int, int] | None = None,
 ) -> PlanQuality:
     """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
-    replicas after (leader first), ``brokers`` the chosen ones."""
+    replicas after (leader first), ``brokers`` the chosen ones; ``minimum``: :func:`minimum_movement` of the
+    same input, when the caller has it already."""
     chosen = sorted(set(brokers))
     bytes0: Counter[int] = Counter()
     bytes1: Counter[int] = Counter()
@@ -262,7 +264,7 @@ def measure_plan(
     topics = [by_topic[t] for t in sorted(by_topic)]
     dimensions.append(_topic_dimension("topic_replica_spread", "replicas", [(c[0], c[1]) for c in topics], chosen))
     dimensions.append(_topic_dimension("topic_leader_spread", "leaders", [(c[2], c[3]) for c in topics], chosen))
-    minimum, minimum_bytes = minimum_movement(rows, chosen, replication_factor)
+    minimum, minimum_bytes = minimum or minimum_movement(rows, chosen, replication_factor)
     scored = [d for d in dimensions if d.name in SCORED]
     shown = tuple(sorted(set(chosen) | set(replicas0)))
     return PlanQuality(
