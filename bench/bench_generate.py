@@ -11,7 +11,11 @@ added and empty, 100 partitions per topic) is planned from the snapshot file by 
 time, peak memory (resident set of the whole process tree: Python, and Spark's JVM and Python workers),
 replicas moved (read back from the printed Current / Proposed JSON), and the ratio to the replicas the
 Apache-compatible placement (``--strategy apache --seed 1``) moves on the same input. It also checks that
-the Spark plan is byte-identical to the local one.
+the Spark plan is byte-identical to the local one. The quality columns are the plan report's
+(``kreassign.planning.quality``), measured by the benchmark on each printed plan, Apache's included: the
+worst topic's replica and leader spread (max - min over the brokers), the bytes of the least and most
+loaded broker over the mean, the balancedness score before -> after, and the replicas moved over the lower
+bound of any balanced plan.
 
 The "stdlib floor" row is what the standard library alone needs for the same input and output: read the
 snapshot lines with ``json.loads`` and write both documents (current and proposed, same partitions and
@@ -112,12 +116,46 @@ def timed_run(argv: list[str], stdout_path: Path) -> tuple[float, int, int, str]
     return wall, peak // 1024, proc.returncode, "".join(err_chunks)
 
 
-def replicas_moved(stdout_path: Path) -> int:
+def snapshot_sizes(snapshot: Path) -> dict[tuple[str, int], int]:
+    sizes = {}
+    with open(snapshot, encoding="utf-8") as handle:
+        for line in handle:
+            if '"partition"' in line:
+                record = json.loads(line)
+                if record.get("type") == "partition":
+                    sizes[(record["topic"], record["partition"])] = record.get("size_bytes") or 0
+    return sizes
+
+
+def plan_quality(stdout_path: Path, sizes: dict[tuple[str, int], int], brokers: list[int]):
+    """The plan report's numbers (kreassign.planning.quality) for the plan a run printed: the same measure
+    for every engine, Apache's included."""
+    from kreassign.planning.quality import measure_plan
+
     with open(stdout_path) as handle:
         lines = handle.read().splitlines()
-    current = {(p["topic"], p["partition"]): set(p["replicas"]) for p in json.loads(lines[1])["partitions"]}
-    proposed = json.loads(lines[4])["partitions"]
-    return sum(len(set(p["replicas"]) - current[(p["topic"], p["partition"])]) for p in proposed)
+    rows = [
+        (p["topic"], p["partition"], tuple(p["replicas"]), sizes.get((p["topic"], p["partition"]), 0))
+        for p in json.loads(lines[1])["partitions"]
+    ]
+    plan = {(p["topic"], p["partition"]): p["replicas"] for p in json.loads(lines[4])["partitions"]}
+    return measure_plan(rows, plan, brokers)
+
+
+def quality_columns(quality) -> tuple[str, ...]:
+    """Worst topic's replica and leader spread, bytes min / max over the mean, score, moves / minimum."""
+    topic_replicas = quality.dimension("topic_replica_spread").after
+    topic_leaders = quality.dimension("topic_leader_spread").after
+    data = quality.dimension("bytes").after
+    mean = data.mean or 1
+    minimum = quality.minimum_moves
+    return (
+        f"{topic_replicas.max:g}",
+        f"{topic_leaders.max:g}",
+        f"{data.min / mean:.2f} / {data.max / mean:.2f}",
+        f"{quality.score_before:.1f} -> {quality.score_after:.1f}",
+        f"{quality.replicas_moved:,} / {minimum:,}" + (f" ({quality.replicas_moved / minimum:.2f})" if minimum else ""),
+    )
 
 
 def main() -> None:
@@ -162,7 +200,9 @@ def main() -> None:
         floor = timed_run([sys.executable, __file__, "--stdlib-floor", str(snapshot)], floor_out)
         floor_cpu = children_cpu() - cpu
         print(f"{size:>9}  floor: {floor[0]:8.1f} s {floor[1]:7d} MB (cpu {floor_cpu:.1f} s)", file=sys.stderr)
-        rows.append((size, "stdlib floor", floor[0], floor[1], "-", "-", "", "1.00", floor_cpu))
+        rows.append((size, "stdlib floor", floor[0], floor[1], "-", "-", "", "1.00", floor_cpu, ("",) * 5))
+        sizes = snapshot_sizes(snapshot)
+        brokers = list(range(1, args.brokers + 1))
         floor_out.unlink()
         for engine in engines:
             if engine == "apache":
@@ -182,22 +222,28 @@ def main() -> None:
             if code != 0:
                 print(f"{engine} at {size} failed ({code}): {out.read_text()[-300:]} {err[-500:]}", file=sys.stderr)
                 continue
-            results[engine] = (wall, peak, replicas_moved(out), out, cpu)
+            quality = plan_quality(out, sizes, brokers)
+            results[engine] = (wall, peak, quality.replicas_moved, out, cpu, quality_columns(quality))
             print(f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB moved {results[engine][2]}", file=sys.stderr)
-        for engine, (wall, peak, moved, out, cpu) in results.items():
+        for engine, (wall, peak, moved, out, cpu, columns) in results.items():
             ratio = f"{moved / results['apache'][2]:.3f}" if "apache" in results and results["apache"][2] else "-"
             same = ""
             if engine.startswith("spark") and "local" in results:
                 same = "yes" if results["local"][3].read_bytes() == out.read_bytes() else "NO"
             to_floor = f"{wall / floor[0]:.2f}"
-            rows.append((size, engine, wall, peak, f"{moved:,}", ratio, same, to_floor, cpu))
+            rows.append((size, engine, wall, peak, f"{moved:,}", ratio, same, to_floor, cpu, columns))
     print(
         "| partitions | engine | wall time (s) | peak memory (MB) | replicas moved | ratio to apache | same plan as local"
-        " | wall / stdlib floor | CPU time (s) |"
+        " | wall / stdlib floor | CPU time (s) | worst topic replica spread | worst topic leader spread"
+        " | bytes min / max over mean | score before -> after | moves / minimum |"
     )
-    print("| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
-    for size, engine, wall, peak, moved, ratio, same, to_floor, cpu in rows:
-        print(f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {moved} | {ratio} | {same} | {to_floor} | {cpu:.1f} |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | --- |")
+    for size, engine, wall, peak, moved, ratio, same, to_floor, cpu, columns in rows:
+        print(
+            f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {moved} | {ratio} | {same} | {to_floor} | {cpu:.1f} | "
+            + " | ".join(columns)
+            + " |"
+        )
 
 
 if __name__ == "__main__":
