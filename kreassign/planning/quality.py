@@ -20,12 +20,12 @@ cluster of 4 brokers, one of them just added and empty, scores 75 on replicas.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, groupby
+from operator import itemgetter
 
 Row = tuple[str, int, tuple[int, ...], int]
 
@@ -179,7 +179,7 @@ def minimum_movement(
         for b, size in zip(flat, flat_sizes, strict=True):
             if b in sizes_on:
                 sizes_on[b].append(size)
-        moved_bytes += sum(sum(heapq.nsmallest(n, sizes_on[b])) for b, n in surplus.items())
+        moved_bytes += sum(sum(sorted(sizes_on[b])[:n]) for b, n in surplus.items())  # a C sort beats nsmallest here
     return moves, moved_bytes
 
 
@@ -206,44 +206,46 @@ def measure_plan(
     replicas after (leader first), ``brokers`` the chosen ones; ``minimum``: :func:`minimum_movement` of the
     same input, when the caller has it already."""
     chosen = sorted(set(brokers))
-    bytes0: Counter[int] = Counter()
-    bytes1: Counter[int] = Counter()
+    # Column by column, so that most of the work runs in C: the rows sorted (by topic, then partition),
+    # their replicas before and after, their sizes.
+    rows = sorted(rows)
+    names = list(map(itemgetter(0), rows))
+    befores = list(map(itemgetter(2), rows))
+    afters = list(map(plan.__getitem__, zip(names, map(itemgetter(1), rows), strict=True)))
+    sizes = list(map(itemgetter(3), rows))
     by_topic: dict[str, tuple[Counter[int], Counter[int], Counter[int], Counter[int]]] = {}
+    start = 0
+    for name, group in groupby(names):
+        end = start + len(list(group))
+        before, after = befores[start:end], afters[start:end]
+        by_topic[name] = (
+            Counter(chain.from_iterable(before)),
+            Counter(chain.from_iterable(after)),
+            Counter(map(itemgetter(0), filter(None, before))),
+            Counter(map(itemgetter(0), filter(None, after))),
+        )
+        start = end
+    replicas0: Counter[int] = Counter(chain.from_iterable(befores))
+    replicas1: Counter[int] = Counter(chain.from_iterable(afters))
+    leaders0: Counter[int] = Counter(map(itemgetter(0), filter(None, befores)))
+    leaders1: Counter[int] = Counter(map(itemgetter(0), filter(None, afters)))
+    held0 = dict.fromkeys(replicas0, 0)  # plain dicts: faster to add to than Counters
+    held1 = dict.fromkeys(replicas1, 0)
     moved = moved_bytes = leaders_changed = total_bytes = 0
-    flat: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
-    topic = None
-
-    def close() -> None:
-        if topic is not None:
-            by_topic[topic] = tuple(Counter(values) for values in flat)  # type: ignore[assignment]
-
-    for name, partition, before, size in sorted(rows):
-        if name != topic:
-            close()
-            topic, flat = name, ([], [], [], [])
-        after = plan[(name, partition)]
-        flat[0].extend(before)
-        flat[1].extend(after)
-        if before:
-            flat[2].append(before[0])
-        if after:
-            flat[3].append(after[0])
+    for before, after, size in zip(befores, afters, sizes, strict=True):
         if size:
             for b in before:
-                bytes0[b] += size
+                held0[b] += size
             for b in after:
-                bytes1[b] += size
+                held1[b] += size
             total_bytes += size * len(before)
         if before != tuple(after):
             added = len(set(after).difference(before))
             moved += added
             moved_bytes += added * size
             leaders_changed += bool(before and after and before[0] != after[0])
-    close()
-    replicas0: Counter[int] = Counter(chain.from_iterable(c[0].elements() for c in by_topic.values()))
-    replicas1: Counter[int] = Counter(chain.from_iterable(c[1].elements() for c in by_topic.values()))
-    leaders0: Counter[int] = Counter(chain.from_iterable(c[2].elements() for c in by_topic.values()))
-    leaders1: Counter[int] = Counter(chain.from_iterable(c[3].elements() for c in by_topic.values()))
+    bytes0 = {b: n for b, n in held0.items() if n}
+    bytes1 = {b: n for b, n in held1.items() if n}
     dimensions = [
         _count_dimension("replicas", "replicas", replicas0, replicas1, chosen),
         _count_dimension("leaders", "leaders", leaders0, leaders1, chosen),
