@@ -24,8 +24,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, groupby
-from operator import itemgetter
+from itertools import chain, compress, groupby, repeat
+from operator import eq, itemgetter, not_
 
 Row = tuple[str, int, tuple[int, ...], int]
 
@@ -135,7 +135,11 @@ def _topic_dimension(
         spreads: list[int] = []
         misplaced = total = 0
         for counts in by_topic:
-            values = [v for b, v in counts[side].items() if b in chosen and v]
+            held = counts[side]
+            if chosen.issuperset(held):  # the usual case: every broker holding the topic is chosen
+                values = [v for v in held.values() if v] if 0 in held.values() else list(held.values())
+            else:
+                values = [v for b, v in held.items() if b in chosen and v]
             zeros = count - len(values)
             spreads.append((max(values) if values else 0) - (0 if zeros else min(values)))
             m, t = count_misplaced(values, count)
@@ -154,10 +158,23 @@ def minimum_movement(
     a partition whose replication factor goes down may be the one dropped, so it counts as kept by no
     broker. Racks can only raise it."""
     chosen = set(brokers)
-    flat: list[int] = []  # the brokers each partition keeps (when it keeps no more than rf)
-    flat_sizes: list[int] = []  # the partition's size, once per broker of flat
-    forced = forced_bytes = total = 0
-    for _, _, current, size in rows:
+    currents = list(map(itemgetter(2), rows))
+    sizes = list(map(itemgetter(3), rows))
+    lengths = list(map(len, currents))
+    # The usual partition keeps all its replicas, on distinct chosen brokers, and its replication factor:
+    # those are counted in C; the others one by one.
+    usual = map(chosen.issuperset, currents)
+    distinct = map(eq, map(len, map(set, currents)), lengths)
+    same_rf = map(eq, lengths, repeat(replication_factor)) if replication_factor else repeat(True)
+    simple = list(map(all, zip(usual, distinct, same_rf, strict=False)))
+    flat: list[int] = list(chain.from_iterable(compress(currents, simple)))  # the brokers partitions keep
+    flat_sizes: list[int] = (  # each partition's size, once per broker of flat
+        list(chain.from_iterable(map(repeat, compress(sizes, simple), compress(lengths, simple)))) if with_bytes else []
+    )
+    forced = forced_bytes = 0
+    total = replication_factor * len(currents) if replication_factor else sum(lengths)
+    for index in compress(range(len(currents)), map(not_, simple)):
+        current, size = currents[index], sizes[index]
         rf = replication_factor or len(current)
         stay = current if chosen.issuperset(current) else [b for b in current if b in chosen]
         if len(set(stay)) < len(stay):  # a broker listed twice (invalid, but counted once)
@@ -169,7 +186,6 @@ def minimum_movement(
         if len(stay) < rf:
             forced += rf - len(stay)
             forced_bytes += (rf - len(stay)) * size
-        total += rf
     kept = Counter(flat)
     moves, moved_bytes = forced, forced_bytes
     surplus = excess_over_targets(kept, brokers, total)
