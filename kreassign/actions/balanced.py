@@ -106,9 +106,10 @@ def partition_sizes(
     port: ClusterPort, current: Mapping[str, TopicColumns], broker_ids: Iterable[int]
 ) -> dict[str, list[int]]:
     """Size of each partition in bytes (0 when unknown), per topic in the order of ``current``'s columns: its
-    largest current replica on these brokers (DescribeLogDirs on a live cluster); a snapshot's columns hold
-    ``size_bytes`` already (when every partition has one, the port is not asked)."""
-    if all(size is not None for topic in current.values() for size in topic.sizes):
+    largest current replica on ``broker_ids``, the cluster's brokers (DescribeLogDirs on a live cluster: a
+    broker gone from the cluster cannot answer); a snapshot's columns hold ``size_bytes`` already (when
+    every partition has one, the port is not asked)."""
+    if None not in chain.from_iterable(topic.sizes for topic in current.values()):
         return {name: list(topic.sizes) for name, topic in current.items()}
     sizes: dict[tuple[str, int], int] = {}
     for replica, size in port.replica_sizes(broker_ids).items():
@@ -135,8 +136,7 @@ def generate_balanced(
     (:mod:`kreassign.planning.quality`, for the plan report) and the engine used."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
-    hosts = set(chain.from_iterable(topic.replicas for topic in current.values()))  # brokers gone too
-    sizes = partition_sizes(port, current, [*(b.id for b in inputs.cluster_brokers), *sorted(hosts)])
+    sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
     rows: list[Row] = []
     for name in sorted(current):  # by topic, then partition
         rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
