@@ -43,6 +43,7 @@ complete -c kreassign -l engine -x -a 'auto local spark' -d 'Where --strategy ba
 complete -c kreassign -l spark-master -x -d 'Spark master URL for --engine spark: local[N] (default local[*], an embedded session), a cluster (spark://HOST:PORT, yarn, k8s://...; kreassign is shipped to the executors) or sc://HOST:PORT (Spark Connect).'
 complete -c kreassign -l spark-conf -x -d 'A Spark setting for --engine spark, KEY=VALUE; repeat the option for more.'
 complete -c kreassign -l max-disk-usage -x -d 'With --strategy balanced, the share of a broker\'s disk (capacity_bytes of the snapshot, or the log dirs\' total bytes; 0 < F <= 1, default 0.8) no broker may end above when it is not above it already.'
+complete -c kreassign -l move-budget -x -a 'N SIZE' -d 'With --strategy balanced, extra moves the plan may make beyond the fewest, to even out each topic\'s replicas and leaders and the bytes per broker where the free choices cannot: a number of replicas (200) or bytes with a unit (50GB, 1.5TiB; KB..PB are powers of 1000, KiB..PiB of 1024).'
 complete -c kreassign -l replication-factor -x -d 'With --strategy balanced, the replication factor every partition of the listed topics should end with (default: each keeps its own).'
 complete -c kreassign -l version -d 'Display Kafka version.'
 complete -c kreassign -l zookeeper -x -d 'DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot path.'

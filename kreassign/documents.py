@@ -57,7 +57,18 @@ def generate_document(
 
 
 def plan_report(quality: PlanQuality, engine: str) -> dict[str, object]:
-    """The balanced plan report (the ``report`` of the ``generate`` document)."""
+    """The balanced plan report (the ``report`` of the ``generate`` document); ``move_budget`` only with
+    ``--move-budget``."""
+    spent = quality.budget
+    budget = {}
+    if spent is not None:
+        budget["move_budget"] = {
+            "unit": spent.budget.unit,
+            "allowed": spent.budget.amount,
+            "used": spent.used,
+            "extra_replicas_moved": spent.extra_replicas,
+            "extra_bytes_moved": spent.extra_bytes,
+        }
     return {
         "engine": engine,
         "partitions": quality.partitions,
@@ -67,6 +78,7 @@ def plan_report(quality: PlanQuality, engine: str) -> dict[str, object]:
         "minimum_bytes_moved": quality.minimum_bytes,
         "total_bytes": quality.total_bytes,
         "leaders_changed": quality.leaders_changed,
+        **budget,
         "score": {"before": round(quality.score_before, 2), "after": round(quality.score_after, 2)},
         "dimensions": [
             {"name": d.name, "unit": d.unit, "before": d.before.as_dict(), "after": d.after.as_dict()}

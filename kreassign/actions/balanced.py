@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,8 +15,10 @@ from kreassign.actions.generate import GenerateResult, current_assignment_json, 
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json
+from kreassign.humanize import parse_size
 from kreassign.model import TopicColumns
 from kreassign.planning.balance import Row, make_context, plan_balanced
+from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.quality import PlanQuality, measure_plan, minimum_movement
 
@@ -40,7 +43,7 @@ def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
 def check_apache_strategy_options(args) -> None:
     """Options that only the balanced strategy reads are an error with the default strategy."""
     check_choice("engine", str(args.value("engine")), ENGINES)
-    for name in ("replication-factor", "spark-master", "spark-conf", "max-disk-usage"):
+    for name in ("replication-factor", "spark-master", "spark-conf", "max-disk-usage", "move-budget"):
         if args.has(name):
             raise UsageError(f"--{name} needs --strategy balanced")
     if args.value("engine") == "spark":
@@ -70,6 +73,23 @@ def parse_max_disk_usage(value: str | None) -> float:
     if not 0 < share <= 1:
         raise UsageError(f"Invalid --max-disk-usage '{value}': expected a share of the disk, 0 < F <= 1 (e.g. 0.8)")
     return share
+
+
+def parse_move_budget(value: str | None) -> MoveBudget | None:
+    """``--move-budget``: a number of replicas (``200``) or bytes with a unit (``50GB``, ``1.5TiB``); None
+    without the option (the plan without a budget)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if re.fullmatch(r"[0-9]+", text):
+        return MoveBudget(int(text), "replicas")
+    size = parse_size(text)
+    if size is None:
+        raise UsageError(
+            f"Invalid --move-budget '{value}': expected a number of replicas (e.g. 200) or bytes with a unit "
+            "(e.g. 50GB, 1.5TiB)"
+        )
+    return MoveBudget(size, "bytes")
 
 
 def check_disk_usage(
@@ -131,9 +151,14 @@ def generate_balanced(
     spark_conf: Mapping[str, str],
     out: Output,
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
+    move_budget: MoveBudget | None = None,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
-    (:mod:`kreassign.planning.quality`, for the plan report) and the engine used."""
+    (:mod:`kreassign.planning.quality`, for the plan report) and the engine used.
+
+    Stages after the engine, on the driver (so both engines give the same plan): disk capacity
+    (:mod:`kreassign.planning.capacity`), then, with ``move_budget``, the extra moves it buys
+    (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
     sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
@@ -149,6 +174,9 @@ def generate_balanced(
         plan = plan_balanced(rows, ctx, minimum[0])
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable])
     fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
+    spent = None
+    if move_budget is not None:
+        spent = spend_move_budget(rows, plan, ctx, move_budget, capacities, other_bytes, max_disk_usage)
     quality = measure_plan(
         rows,
         plan,
@@ -157,6 +185,7 @@ def generate_balanced(
         capacities=capacities,
         other_bytes=other_bytes,
         minimum=minimum,
+        budget=spent,
     )
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
     proposed = format_topics_json(

@@ -31,13 +31,23 @@ def _side(dimension: Dimension, before: bool) -> str:
 
 
 def headline(quality: PlanQuality, engine: str) -> list[str]:
-    return [
+    lines = [
         f"Balanced plan (engine {engine}): {quality.replicas_moved} replica(s) moved (minimum "
         f"{quality.minimum_moves}), {format_bytes(quality.bytes_moved)} of {format_bytes(quality.total_bytes)} "
         f"copied (minimum {format_bytes(quality.minimum_bytes)}), {quality.leaders_changed} leader(s) changed, "
         f"{quality.partitions} partition(s).",
-        f"Balancedness score: {quality.score_before:.1f} -> {quality.score_after:.1f} (of 100)",
     ]
+    spent = quality.budget
+    if spent is not None:
+        if spent.budget.unit == "bytes":
+            used = f"{format_bytes(spent.used)} of {format_bytes(spent.budget.amount)}"
+            other = f"{spent.extra_replicas} replica(s)"
+        else:
+            used = f"{spent.used} of {spent.budget.amount} replica(s)"
+            other = format_bytes(spent.extra_bytes)
+        lines.append(f"Move budget: {used} used ({other}), beyond the plan without a budget.")
+    lines.append(f"Balancedness score: {quality.score_before:.1f} -> {quality.score_after:.1f} (of 100)")
+    return lines
 
 
 def render_plan_report_text(quality: PlanQuality, engine: str) -> str:

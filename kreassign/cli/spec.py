@@ -374,6 +374,19 @@ _SPECS = (
         apache=False,
     ),
     OptionSpec(
+        "move-budget",
+        Arity.REQUIRED,
+        help="kreassign: with --strategy balanced, extra moves the plan may make beyond the fewest, to even out "
+        "each topic's replicas and leaders and the bytes per broker where the free choices cannot: a number of "
+        "replicas (200) or bytes with a unit (50GB, 1.5TiB; KB..PB are powers of 1000, KiB..PiB of 1024). "
+        "Counted as replicas (bytes) the plan moves beyond the plan without a budget; leadership changes are "
+        "free. Racks, replicas and leaders per broker within one of the mean, and --max-disk-usage still hold. "
+        "Default: none.",
+        metavar="N|SIZE",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
         "replication-factor",
         Arity.REQUIRED,
         int,
@@ -455,6 +468,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "spark-conf",
         "replication-factor",
         "max-disk-usage",
+        "move-budget",
     ),
     "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file"),
     "verify": ("fail-if-incomplete", "output"),

@@ -26,6 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, groupby, repeat
 from operator import eq, itemgetter, not_
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kreassign.planning.budget import BudgetUse
 
 Row = tuple[str, int, tuple[int, ...], int]
 
@@ -81,6 +85,7 @@ class PlanQuality:
     total_bytes: int
     score_before: float
     score_after: float
+    budget: BudgetUse | None = None  # what --move-budget bought (None without the option)
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)
@@ -217,10 +222,11 @@ def measure_plan(
     capacities: Mapping[int, int | None] | None = None,
     other_bytes: Mapping[int, int] | None = None,
     minimum: tuple[int, int] | None = None,
+    budget: BudgetUse | None = None,
 ) -> PlanQuality:
     """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
     replicas after (leader first), ``brokers`` the chosen ones; ``minimum``: :func:`minimum_movement` of the
-    same input, when the caller has it already."""
+    same input, when the caller has it already; ``budget`` what ``--move-budget`` bought."""
     chosen = sorted(set(brokers))
     # Column by column, so that most of the work runs in C: the rows sorted (by topic, then partition),
     # their replicas before and after, their sizes.
@@ -303,4 +309,5 @@ def measure_plan(
         total_bytes=total_bytes,
         score_before=sum(d.before.score for d in scored) / len(scored),
         score_after=sum(d.after.score for d in scored) / len(scored),
+        budget=budget,
     )

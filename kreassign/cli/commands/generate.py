@@ -67,4 +67,5 @@ def _balanced(inv: Invocation):
         spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
         out=inv.text_out,
         max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
+        move_budget=balanced.parse_move_budget(args.value("move-budget")),
     )
