@@ -36,11 +36,7 @@ _kreassign() {
             COMPREPLY=($(compgen -W "auto local spark" -- "$cur"))
             return 0
             ;;
-        --move-budget)
-            COMPREPLY=($(compgen -W "N SIZE" -- "$cur"))
-            return 0
-            ;;
-        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--max-broker-movements|--poll-interval-ms|--stall-timeout-ms|--spark-master|--spark-conf|--max-disk-usage|--replication-factor|--zookeeper)
+        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--max-broker-movements|--poll-interval-ms|--stall-timeout-ms|--spark-master|--spark-conf|--max-disk-usage|--move-budget|--replication-factor|--zookeeper)
             return 0
             ;;
     esac

@@ -376,13 +376,11 @@ _SPECS = (
     OptionSpec(
         "move-budget",
         Arity.REQUIRED,
-        help="kreassign: with --strategy balanced, extra moves the plan may make beyond the fewest, to even out "
-        "each topic's replicas and leaders and the bytes per broker where the free choices cannot: a number of "
-        "replicas (200) or bytes with a unit (50GB, 1.5TiB; KB..PB are powers of 1000, KiB..PiB of 1024). "
-        "Counted as replicas (bytes) the plan moves beyond the plan without a budget; leadership changes are "
-        "free. Racks, replicas and leaders per broker within one of the mean, and --max-disk-usage still hold. "
-        "Default: none.",
-        metavar="N|SIZE",
+        help="kreassign: with --strategy balanced, how many more replicas (200) or bytes (a size with a unit: "
+        "50GB, 1.5TiB) the plan may move than without a budget, to even out each topic's replicas and leaders and "
+        "the bytes per broker further than the free choices can. The rules (racks, replicas and leaders per "
+        "broker, --max-disk-usage) still hold. Default: none.",
+        metavar="BUDGET",
         apache=False,
         panel=EXTENSIONS_PANEL,
     ),

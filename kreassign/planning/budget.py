@@ -30,14 +30,18 @@ from the broker with the most bytes to those with the least.
 
 **The budget** counts what the plan moves beyond the plan this stage received (the fewest moves,
 :func:`kreassign.planning.quality.minimum_movement`, whenever racks allow): replicas (or bytes) in the
-proposal that are not in the current assignment. Moving a replica the plan placed on A costs nothing (it
-was moving anyway) and moving a replica back to a broker that holds it now saves one: the budget is
-``moved(final) - moved(received) <= allowed``, checked move by move.
+proposal that are not in the current assignment. Moving on a replica the plan moves to A costs nothing (it
+was moving anyway) and moving one back to a broker that holds it now gives one back: the budget is
+``moved(final) - moved(received) <= allowed``, checked move by move. Once the room left is too small for a
+replica, a swap is only looked for with a partner that costs nothing (one the plan moves to B) or pays back
+(one it moves from A to B).
 
 Deterministic: brokers, topics and partitions are taken in sorted orders with ids and names as ties, and
-nothing depends on the order of ``rows`` or of ``plan``. Bounded: per-broker lists of replicas sorted by
-size (bisect), per-topic counts per broker, a heap of topics by spread and one of brokers by bytes; each
-search gives up after a fixed number of candidates (:data:`SEARCH_LIMIT`).
+nothing depends on the order of ``rows`` or of ``plan``. Bounded: a heap of topics by spread, brokers sorted
+by bytes, per broker its replicas sorted by size (a swap partner is found by bisection in the size window
+that keeps the bytes rule, nearest first), per topic its counts per broker; each search gives up after
+:data:`SEARCH_LIMIT` candidates, and each level after ``WORK_BASE + WORK_PER_REPLICA * budget`` candidates
+in all, so that a large budget may be left partly unspent but the time does not grow with the cluster.
 """
 
 from __future__ import annotations
@@ -54,8 +58,10 @@ from kreassign.planning.capacity import disk_bounds
 
 SEARCH_LIMIT = 1000
 """Candidates one search looks at before it gives up (a move for one topic, for one pair of brokers)."""
-WORK_LIMIT = 100_000
-"""Candidates a level (topic replicas, topic leaders, bytes) looks at, all its searches together."""
+WORK_BASE, WORK_PER_REPLICA = 50_000, 25
+"""Candidates a level (topic replicas, topic leaders, bytes) looks at, all its searches together: the base
+plus so many per replica of the budget (a budget in bytes counts as replicas of the mean size), so that the
+time of the stage grows with what it may buy, not with the cluster."""
 LIGHTEST = 8
 """Brokers with the fewest bytes the heaviest one tries to give bytes to, lightest first."""
 PARTNERS = 64
@@ -197,6 +203,7 @@ class _State:
             for pid in items:
                 for a in currents[pid]:
                     self.undo.setdefault(a, {}).setdefault(b, set()).add(pid)
+        self.fresh_brokers = {b for b, items in fresh.items() if items}
         self.on = on  # partitions with a replica on b
         self.fresh = fresh  # those the plan moves to b
         self.led = led  # partitions b leads
@@ -217,6 +224,11 @@ class _State:
         self.spent = 0  # in the budget's unit
         self.extra_replicas = self.extra_bytes = self.replica_moves = self.leader_moves = 0
         self.changed: set[int] = set()
+        amount = budget.amount
+        if self.in_bytes:
+            mean = sum(self.bytes.values()) / max(1, total)
+            amount = int(amount / mean) if mean else 0
+        self.work_limit = WORK_BASE + WORK_PER_REPLICA * amount
 
     # ------------------------------------------------------------------------------------------ moves
     def cost(self, pid: int, src: int, dst: int) -> int:
@@ -346,10 +358,10 @@ class _State:
     def _move(self, pid: int, src: int, dst: int) -> None:
         replicas = self._replicas(pid)
         size, t = self.size[pid], self.topic[pid]
-        c = self.cost(pid, src, dst)
-        self.extra_replicas += c
-        self.extra_bytes += c * size
-        self.spent += c * size if self.in_bytes else c
+        cost = self.cost(pid, src, dst)
+        self.extra_replicas += cost
+        self.extra_bytes += cost * size
+        self.spent += cost * size if self.in_bytes else cost
         position = replicas.index(src)
         replicas[position] = dst
         self.replica_moves += 1
@@ -360,14 +372,17 @@ class _State:
         current = self.current[pid]
         if src not in current:
             self.fresh[src].remove(pid)
+            if not self.fresh[src]:
+                self.fresh_brokers.discard(src)
             _sorted_remove(self.fresh_by_size.get(src), (size, pid))
-            for c in current:
-                self.undo[c][src].discard(pid)
+            for holder in current:
+                self.undo[holder][src].discard(pid)
         if dst not in current:
             self.fresh[dst].append(pid)
+            self.fresh_brokers.add(dst)
             _sorted_add(self.fresh_by_size.get(dst), (size, pid))
-            for c in current:
-                self.undo.setdefault(c, {}).setdefault(dst, set()).add(pid)
+            for holder in current:
+                self.undo.setdefault(holder, {}).setdefault(dst, set()).add(pid)
         self.count[src] -= 1
         self.count[dst] += 1
         self.bytes[src] -= size
@@ -393,7 +408,7 @@ class _State:
         heap = [(-s, t) for t, s in ((t, _spread(c, brokers)) for t, c in enumerate(self.tb)) if s >= 2]
         heapq.heapify(heap)
         work = 0
-        while heap and work < WORK_LIMIT:
+        while heap and work < self.work_limit:
             negative, t = heapq.heappop(heap)
             spread = _spread(self.tb[t], brokers)
             if spread != -negative:  # stale: the topic improved as the other side of a swap
@@ -423,12 +438,7 @@ class _State:
         for a in sources:
             # the topic's replicas on a: those the plan moves there first (moving them on costs nothing)
             for _, _, x in sorted(held[a]):
-                only = None
-                if a in self.current[x] and room < (self.size[x] if self.in_bytes else 1):
-                    # x costs more than the room left, except to a broker it is on now or where a partner
-                    # pays for it
-                    only = {*self.current[x], *self.undo.get(a, {})}
-                for b in self._destinations(counts, high, only):
+                for b in self._destinations(counts, high, self._within_budget(a, x, room)):
                     looked += 1
                     if looked > SEARCH_LIMIT:
                         return None, looked
@@ -444,6 +454,19 @@ class _State:
                     if y is not None:
                         return (a, b, (x,), (y,)), looked
         return None, looked
+
+    def _within_budget(self, a: int, x: int, room: int) -> set[int] | None:
+        """Where x may go from a when the room left is tight (None: anywhere): to a broker it is on now (no
+        replica moved), or where the move is paid for by a swap partner that costs nothing (a replica the
+        plan moves to that broker) or that pays back (one it moves there from a)."""
+        unit = self.size[x] if self.in_bytes else 1
+        fresh = a not in self.current[x]
+        if room >= unit or (fresh and self.ceil > self.floor):  # a move alone costs no more than the room
+            return None
+        only = {*self.current[x], *self.undo.get(a, {})}
+        if fresh:
+            only.update(self.fresh_brokers)
+        return only
 
     def _destinations(self, counts: Mapping[int, int], high: int, only: set[int] | None) -> Iterator[int]:
         """Brokers (of ``only``) holding at most ``high - 2`` replicas of the topic: fewest first, then
@@ -500,7 +523,7 @@ class _State:
         heap = [(-s, t) for t, s in ((t, _spread(c, brokers)) for t, c in enumerate(self.lb)) if s >= 2]
         heapq.heapify(heap)
         work = 0
-        while heap and work < WORK_LIMIT:
+        while heap and work < self.work_limit:
             negative, t = heapq.heappop(heap)
             spread = _spread(self.lb[t], brokers)
             if spread != -negative:
@@ -555,7 +578,7 @@ class _State:
             return
         stuck: set[int] = set()
         work = 0
-        while work < WORK_LIMIT:
+        while work < self.work_limit:
             a = next((b for _, b in reversed(self.by_bytes) if b not in stuck), None)
             if a is None:
                 return
@@ -573,13 +596,18 @@ class _State:
             self.apply(*move)
 
     def _bytes_move(self, a: int, b: int):
-        """The move from a to b whose transfer is nearest to half their gap (a good one, within a quarter
-        of the gap, is taken at once): a replica of a alone when the counts allow, else a swap."""
+        """The move from a to b whose transfer is nearest to half their gap: a replica of a alone when the
+        counts allow, else a swap. A good one (it transfers at least half of what is within reach: half the
+        gap, or a's largest replica) is taken at once."""
         gap = self.bytes[a] - self.bytes[b]
         single = self.count[a] > self.floor and self.count[b] < self.ceil
         room = self.room()
+        items = self.sized(a)
+        if not items:
+            return None, 0
+        good = gap - min(gap / 2, items[-1][0])  # |gap - 2 * transfer| at most this: good enough
         # the replicas the plan moves to a first (moving them on costs nothing), then the largest
-        xs = sorted(self.sized(a), key=lambda item: (a in self.current[item[1]], -item[0], item[1]))
+        xs = sorted(items, key=lambda item: (a in self.current[item[1]], -item[0], item[1]))
         best: tuple | None = None
         looked = 0
         for size_x, x in xs:
@@ -605,7 +633,7 @@ class _State:
                 rank = (abs(gap - 2 * moved), x, ys)
                 if best is None or rank < best:
                     best = rank
-                if 2 * abs(gap - 2 * moved) <= gap:  # within a quarter of the gap of the best: good enough
+                if abs(gap - 2 * moved) <= good:
                     return (a, b, (x,), ys), looked
                 break  # the nearest partner that works is the best for this x
         return (None if best is None else (a, b, (best[1],), best[2])), looked
