@@ -87,7 +87,9 @@ def test_shapes_where_the_bytes_only_placement_moves_fewer(spark, tmp_path, inde
     assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
 
 
-def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path):
+@pytest.mark.parametrize("extra", [(), ("--move-budget", "300")], ids=["no-budget", "move-budget"])
+def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
+    """The stages after the engine (disk capacity, the move budget) run on the driver: same plan either way."""
     snapshot = tmp_path / "synthetic.jsonl"
     write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
     topics = tmp_path / "topics.json"
@@ -95,7 +97,7 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path):
     outputs = {}
     for engine in ("local", "spark"):
         out, err = io.StringIO(), io.StringIO()
-        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine)
+        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine, *extra)
         argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, 91))
         import kreassign.cli.app as app
 
