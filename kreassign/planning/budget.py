@@ -58,7 +58,7 @@ from kreassign.planning.capacity import disk_bounds
 
 SEARCH_LIMIT = 1000
 """Candidates one search looks at before it gives up (a move for one topic, for one pair of brokers)."""
-WORK_BASE, WORK_PER_REPLICA = 50_000, 25
+WORK_BASE, WORK_PER_REPLICA = 20_000, 20
 """Candidates a level (topic replicas, topic leaders, bytes) looks at, all its searches together: the base
 plus so many per replica of the budget (a budget in bytes counts as replicas of the mean size), so that the
 time of the stage grows with what it may buy, not with the cluster."""
@@ -112,7 +112,8 @@ def spend_move_budget(
     state.improve_topic_leaders()
     state.improve_bytes()
     for pid in sorted(state.changed):
-        plan[state.keys[pid]] = list(state.reps[pid])
+        topic, partition, _, _ = state.rows[pid]
+        plan[(topic, partition)] = list(state.reps[pid])
     return BudgetUse(
         budget=budget,
         used=state.spent,
@@ -155,11 +156,10 @@ class _State:
         self.ctx = ctx
         self.budget = budget
         self.in_bytes = budget.unit == "bytes"
-        ordered = sorted(rows)
-        self.keys = [(t, p) for t, p, _, _ in ordered]
+        self.rows = ordered = sorted(rows)
         self.size = sizes = [size or 0 for _, _, _, size in ordered]
         self.current = currents = [current for _, _, current, _ in ordered]
-        self.reps = reps = [plan[key] for key in self.keys]  # copied when first changed
+        self.reps = reps = [plan[(t, p)] for t, p, _, _ in ordered]  # copied when first changed
         if not set(ctx.brokers).issuperset(chain.from_iterable(reps)):
             raise ValueError("the plan places a replica on a broker that is not chosen")
         self.chosen = ctx.brokers
@@ -189,10 +189,12 @@ class _State:
         add_on = {b: items.append for b, items in on.items()}
         add_led = {b: items.append for b, items in led.items()}
         add_fresh = {b: items.append for b, items in fresh.items()}
+        bytes_ = dict.fromkeys(ctx.brokers, 0)
         for pid, replicas in enumerate(reps):
-            current = currents[pid]
+            current, size = currents[pid], sizes[pid]
             for b in replicas:
                 add_on[b](pid)
+                bytes_[b] += size
                 if b not in current:
                     add_fresh[b](pid)
             if replicas:
@@ -207,8 +209,7 @@ class _State:
         self.on = on  # partitions with a replica on b
         self.fresh = fresh  # those the plan moves to b
         self.led = led  # partitions b leads
-        size_of = sizes.__getitem__
-        self.bytes = {b: sum(map(size_of, items)) for b, items in on.items()}
+        self.bytes = bytes_
         self.count = {b: len(items) for b, items in on.items()}
         self.lead = {b: len(items) for b, items in led.items()}
         self.bounds: dict[int, float] = {}
