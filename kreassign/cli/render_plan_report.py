@@ -41,11 +41,12 @@ def headline(quality: PlanQuality, engine: str) -> list[str]:
     if spent is not None:
         if spent.budget.unit == "bytes":
             used = f"{format_bytes(spent.used)} of {format_bytes(spent.budget.amount)}"
-            other = f"{spent.extra_replicas} replica(s)"
+            more = abs(spent.extra_replicas)
+            other = f"{more} {'more' if spent.extra_replicas >= 0 else 'fewer'} replica(s) moved"
         else:
             used = f"{spent.used} of {spent.budget.amount} replica(s)"
-            other = format_bytes(spent.extra_bytes)
-        lines.append(f"Move budget: {used} used ({other}), beyond the plan without a budget.")
+            other = f"{format_bytes(abs(spent.extra_bytes))} {'more' if spent.extra_bytes >= 0 else 'less'} copied"
+        lines.append(f"Move budget: {used} used ({other}) beyond the plan without a budget.")
     lines.append(f"Balancedness score: {quality.score_before:.1f} -> {quality.score_after:.1f} (of 100)")
     return lines
 

@@ -342,3 +342,23 @@ def test_budget_is_not_an_option_of_other_actions(monkeypatch):
         ["--execute", "--reassignment-json-file", "x", "--bootstrap-server", "h:1", "--move-budget", "3"], monkeypatch
     )
     assert code == 1 and 'Option "[move-budget]" can\'t be used with action "[execute]"' in out + err
+
+
+def test_report_line_says_what_the_budget_bought():
+    from kreassign.cli.render_plan_report import render_plan_report_text
+    from kreassign.planning.budget import BudgetUse
+    from kreassign.planning.quality import measure_plan
+
+    rows = [("t", p, (1, 2), 100 * (p + 1)) for p in range(4)]
+    plan = {("t", 0): [1, 3], ("t", 1): [2, 3], ("t", 2): [1, 2], ("t", 3): [2, 1]}
+    uses = {
+        BudgetUse(MoveBudget(10), 4, 4, 3 * 2**20, 6, 1): "Move budget: 4 of 10 replica(s) used (3.0 MiB more copied)",
+        BudgetUse(MoveBudget(0), -1, -1, -2048, 2, 0): "Move budget: -1 of 0 replica(s) used (2.0 KiB less copied)",
+        BudgetUse(MoveBudget(2**30, "bytes"), 2**29, 2, 2**29, 2, 0): (
+            "Move budget: 512.0 MiB of 1.0 GiB used (2 more replica(s) moved)"
+        ),
+    }
+    for use, line in uses.items():
+        text = render_plan_report_text(measure_plan(rows, plan, [1, 2, 3], budget=use), "local")
+        assert line + " beyond the plan without a budget." in text.splitlines()
+    assert "Move budget" not in render_plan_report_text(measure_plan(rows, plan, [1, 2, 3]), "local")
