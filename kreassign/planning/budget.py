@@ -426,6 +426,9 @@ class _State:
                 heapq.heappush(heap, (-spread, t))
 
     def _topic_move(self, t: int):
+        """A move that evens topic t out: from the brokers holding most of it (most bytes first), its
+        replicas there (the cheapest first), to the brokers holding at least two fewer. Returns (the move or
+        None, candidates looked at)."""
         counts = self.tb[t]
         high = max(counts.values())
         sources = sorted((b for b, v in counts.items() if v == high), key=lambda b: (-self.bytes[b], b))
@@ -460,9 +463,10 @@ class _State:
         """Where x may go from a when the room left is tight (None: anywhere): to a broker it is on now (no
         replica moved), or where the move is paid for by a swap partner that costs nothing (a replica the
         plan moves to that broker) or that pays back (one it moves there from a)."""
-        unit = self.size[x] if self.in_bytes else 1
-        fresh = a not in self.current[x]
-        if room >= unit or (fresh and self.ceil > self.floor):  # a move alone costs no more than the room
+        fresh = a not in self.current[x]  # then x itself costs nothing
+        # in bytes, a fresh x leaves the whole room to a partner
+        tight = (room <= 0 if fresh else room < self.size[x]) if self.in_bytes else room < 1
+        if not tight or (fresh and self.ceil > self.floor):  # (a fresh x may also move alone, for free)
             return None
         only = {*self.current[x], *self.undo.get(a, {})}
         if fresh:
