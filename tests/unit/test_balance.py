@@ -19,6 +19,7 @@ from kreassign.errors import CommandError
 from kreassign.planning.balance import counts_targets, make_context, plan_balanced
 from kreassign.planning.placement_model import InvalidReplicationFactorError
 from kreassign.planning.quality import measure_plan
+from tests.shapes import reference_cluster
 
 
 def cluster(seed: int, racks: int, per_rack: int, old: int, partitions: int, rf: int, topics: int = 3):
@@ -245,16 +246,7 @@ def test_reference_cluster_three_brokers_added():
     """The shape of the issue: 12 brokers on 3 racks, 3 of them just added, 20 topics of 100 partitions;
     the previous plan left a topic at 35 replicas on one broker and 14 on another, leaders per topic
     spread by up to 16, bytes 580..780 GB."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from synthetic import synthetic_records
-
-    records = list(synthetic_records(2000, brokers=12, racks=3, new=3))
-    brokers = [(r["id"], r["rack"]) for r in records if r["type"] == "broker"]
-    rows = [
-        (r["topic"], r["partition"], tuple(r["replicas"]), r["size_bytes"]) for r in records if r["type"] == "partition"
-    ]
+    brokers, rows = reference_cluster()
     ctx = make_context(brokers, None, rows)
     plan = plan_balanced(rows, ctx)
     quality = measure_plan(rows, plan, [b for b, _ in brokers])

@@ -8,7 +8,6 @@ import json
 import math
 import random
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +20,7 @@ from kreassign.planning.balance import make_context, plan_balanced
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
+from tests.shapes import reference_cluster
 from tests.unit.test_balance import build, shapes
 from tests.unit.test_generate_balanced_cli import cli
 
@@ -196,18 +196,9 @@ def test_moving_a_replica_back_where_it_is_saves_budget():
 def test_reference_cluster_worst_topic_even_for_a_few_moves():
     """The issue's shape (12 brokers on 3 racks, 3 just added): the free choices leave the worst topic 15
     replicas apart (the racks force it); 50 extra replicas even out every topic and the bytes."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from synthetic import synthetic_records
-
     from kreassign.planning.quality import measure_plan
 
-    records = list(synthetic_records(2000, brokers=12, racks=3, new=3))
-    brokers = [(r["id"], r["rack"]) for r in records if r["type"] == "broker"]
-    rows = [
-        (r["topic"], r["partition"], tuple(r["replicas"]), r["size_bytes"]) for r in records if r["type"] == "partition"
-    ]
+    brokers, rows = reference_cluster()
     ctx = make_context(brokers, None, rows)
     plan = plan_balanced(rows, ctx)
     before = {key: list(replicas) for key, replicas in plan.items()}
