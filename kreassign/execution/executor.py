@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol, TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
@@ -721,10 +721,25 @@ class BatchedExecutor:
         if elect:  # one request for every election due
             errors = self.port.elect_preferred_leaders(elect)
             for tp in elect:
-                if tp in errors and not self.moving[tp].electing:
+                if tp not in errors:  # the controller elected it: the step is done now, not at the next poll
+                    self._elected(tp)
+                    continue
+                if not self.moving[tp].electing:
                     self.reporter.event(f"{tp}: preferred leader election pending ({errors[tp]})")
                 self.moving[tp].electing = True
         self._throttle_moving()
+
+    def _elected(self, tp: TopicPartition) -> None:
+        """The controller answered that the step's new preferred leader leads: trust it (as for finished
+        reassignments) rather than wait a poll for the metadata to say so, so the partition's next step may
+        start in this poll, served by the new leader."""
+        step = self.moving[tp].step
+        self.leader[tp] = step.target[0]
+        described = self._described.get(tp.topic, [])
+        for i, info in enumerate(described):  # what this poll read before the election
+            if info.partition == tp.partition:
+                described[i] = replace(info, leader=step.target[0])
+        self._complete(tp, step)
 
     def _complete(self, tp: TopicPartition, step: Step) -> None:
         self._partial.pop(tp, None)
@@ -818,10 +833,14 @@ class BatchedExecutor:
             if current is None:
                 self._fail(tp, "the partition disappeared (topic deleted?)")
                 continue
-            self.leader[tp] = current.leader
+            counted, self.leader[tp] = self.leader.get(tp), current.leader
             if tuple(current.replicas) != self.current[tp]:
                 self.current[tp] = tuple(current.replicas)
                 self._replan(tp)  # moved from outside since it was last read: next poll takes its new step
+                continue
+            if step_brokers(step, counted) != step_brokers(step, current.leader):
+                # its leader changed since it was chosen: the slots counted are not the ones it would take
+                self._enqueue(tp)
                 continue
             reason = self._health_reason(tp, current)
             if reason is not None:

@@ -157,6 +157,27 @@ def test_per_broker_limit_spreads_the_moves_of_an_added_broker_and_fills_free_sl
     assert all(sim.peak_per_broker[b] == 2 for b in (9, 10, 11))  # every new broker kept busy
 
 
+def test_a_step_whose_leader_moved_after_it_was_chosen_waits_rather_than_overload_the_new_leader(tmp_path):
+    """Both steps fit N=1 when chosen (leaders 0 and 1); then the leader of the second moves to broker 0,
+    outside the plan, before it is submitted: it would load broker 0 twice, so it waits for the first."""
+    limits = Limits(partitions=10, brokers=1)
+    sim = sampled(6, limits)
+    sim.add_topic("a", [(0, 1)], size=10 * MB)
+    sim.add_topic("b", [(1, 0)], size=10 * MB)
+    original = sim.list_reassignments
+
+    def list_reassignments(partitions=None):
+        if partitions is not None and tp(0, "b") in set(partitions) and not sim.started:
+            sim.partitions[tp(0, "b")].leader = 0  # an election nobody here asked for
+        return original(partitions)
+
+    sim.list_reassignments = list_reassignments
+    outcome, _ = run(sim, {tp(0, "a"): (0, 2), tp(0, "b"): (1, 3)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.started == [tp(0, "a"), tp(0, "b")]
+    assert sim.leader_at_start[tp(0, "b")] == 0 and sim.peak_per_broker[0] == 1
+
+
 def test_a_broker_with_a_free_slot_never_waits_behind_steps_of_busy_brokers():
     """Plan order puts 10 steps to broker 5 first; the step to broker 6 starts in the same batch."""
     steps = [next_to(p, (0, 1), (0, 5)) if p < 10 else next_to(p, (2, 3), (2, 6)) for p in range(11)]
