@@ -27,7 +27,7 @@ complete -c kreassign -l seed -x -d 'Seed the --generate placement (java.util.Ra
 complete -c kreassign -l max-partition-movements -x -d 'Run --execute as a batched reassignment (KIP-435) that stays attached until done, with at most this many partitions moving at once.'
 complete -c kreassign -l max-replica-movements -x -d 'Batched --execute; at most this many replicas added to a partition per step.'
 complete -c kreassign -l max-leader-movements -x -d 'Batched --execute; at most this many partitions changing leader at once.'
-complete -c kreassign -l max-broker-movements -x -d 'Batched --execute; at most this many steps in flight per broker (a step counts against each broker receiving a new replica and against the partition\'s current leader).'
+complete -c kreassign -l max-broker-movements -x -d 'Batched --execute; at most this many steps in flight per broker (a step that copies counts against each broker receiving a new replica and against the partition\'s current leader).'
 complete -c kreassign -l order -x -a 'plan small-first large-first' -d 'Batched --execute; which waiting steps start first, after leader movements: \'plan\' (the plan\'s order, default), \'small-first\' or \'large-first\' (by partition size).'
 complete -c kreassign -l adaptive -d 'Batched --execute; adapt the per-broker limit within [1, --max-broker-movements] to the cluster\'s health (AIMD: halve on min-ISR, new URPs, offline brokers or stalled copies).'
 complete -c kreassign -l dry-run -d 'With --execute, print the step plan of the batched reassignment and change nothing.'

@@ -224,8 +224,8 @@ _SPECS = (
         "max-broker-movements",
         Arity.REQUIRED,
         int,
-        help="kreassign: batched --execute; at most this many steps in flight per broker (a step counts "
-        "against each broker receiving a new replica and against the partition's current leader).",
+        help="kreassign: batched --execute; at most this many steps in flight per broker (a step that copies "
+        "counts against each broker receiving a new replica and against the partition's current leader).",
         metavar="N",
         apache=False,
         panel=EXTENSIONS_PANEL,

@@ -143,7 +143,10 @@ def plan_partition(
 
 def step_brokers(step: Step, leader: int | None = None) -> frozenset[int]:
     """The brokers a step loads: those receiving a new replica, and the partition's current leader (it
-    serves the copy; ``leader`` when known, else the step's first source replica)."""
+    serves the copy; ``leader`` when known, else the step's first source replica). A step that adds no
+    replica (a reorder for a new leader, or only drops) copies nothing and loads no broker."""
+    if not step.adding:
+        return frozenset()
     serving = leader if leader is not None else (step.source[0] if step.source else None)
     return frozenset(step.adding) | (frozenset() if serving is None else frozenset([serving]))
 

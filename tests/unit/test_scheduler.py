@@ -196,6 +196,19 @@ def test_step_brokers_are_the_new_replicas_and_the_current_leader():
     step = next_to(0, (1, 2, 3), (1, 4, 5))
     assert step_brokers(step) == {1, 4, 5}
     assert step_brokers(step, leader=2) == {2, 4, 5}
+    # a step that adds no replica copies nothing: a reorder for the new leader, or a step that only drops
+    assert step_brokers(next_to(0, (1, 2, 3), (2, 1, 3)), leader=1) == frozenset()
+    assert step_brokers(next_to(0, (1, 2, 3), (1, 2)), leader=1) == frozenset()
+
+
+def test_a_step_that_copies_nothing_takes_no_broker_slot(tmp_path):
+    """N=1: t-0 copies from leader 0 to 2; t-1 only makes 1 its leader (a reorder): both start at once."""
+    limits = Limits(partitions=10, brokers=1)
+    sim = sampled(6, limits)
+    sim.add_topic("t", [(0, 1), (0, 1)], size=50 * MB)
+    outcome, _ = run(sim, {tp(0): (0, 2), tp(1): (1, 0)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.calls[0] == "alter_reassignments [('t-0', (0, 2)), ('t-1', (1, 0))]"
 
 
 def test_orders_small_first_and_large_first_and_leader_moves_first(tmp_path):
