@@ -28,7 +28,7 @@ complete -c kreassign -l max-partition-movements -x -d 'Run --execute as a batch
 complete -c kreassign -l max-replica-movements -x -d 'Batched --execute; at most this many replicas added to a partition per step.'
 complete -c kreassign -l max-leader-movements -x -d 'Batched --execute; at most this many partitions changing leader at once.'
 complete -c kreassign -l max-broker-movements -x -d 'Batched --execute; at most this many steps in flight per broker (a step that copies counts against each broker receiving a new replica and against the partition\'s current leader).'
-complete -c kreassign -l order -x -a 'plan small-first large-first' -d 'Batched --execute; which waiting steps start first, after leader movements: \'plan\' (the plan\'s order, default), \'small-first\' or \'large-first\' (by partition size).'
+complete -c kreassign -l order -x -a 'plan small-first large-first' -d 'Batched --execute; which waiting steps start first, after leader movements (with --max-broker-movements, among the least crowded: fewest copies on the busiest link they would use): \'plan\' (the plan\'s order, default), \'small-first\' or \'large-first\' (by partition size).'
 complete -c kreassign -l adaptive -d 'Batched --execute; adapt the per-broker limit within [1, --max-broker-movements] to the cluster\'s health (AIMD: halve on min-ISR, new URPs, offline brokers or stalled copies).'
 complete -c kreassign -l dry-run -d 'With --execute, print the step plan of the batched reassignment and change nothing.'
 complete -c kreassign -l journal-file -r -F -d 'Where a batched --execute keeps its journal (rollback, target, progress) for resume and --cancel.'

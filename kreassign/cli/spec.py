@@ -234,7 +234,8 @@ _SPECS = (
         "order",
         Arity.REQUIRED,
         default="plan",
-        help="kreassign: batched --execute; which waiting steps start first, after leader movements: "
+        help="kreassign: batched --execute; which waiting steps start first, after leader movements (with "
+        "--max-broker-movements, among the least crowded: fewest copies on the busiest link they would use): "
         "'plan' (the plan's order, default), 'small-first' or 'large-first' (by partition size).",
         metavar="plan|small-first|large-first",
         apache=False,
