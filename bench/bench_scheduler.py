@@ -1,6 +1,6 @@
 """The batched executor as a scheduler, against the physical floor, on the simulated cluster (ratios).
 
-    .venv/bin/python bench/bench_scheduler.py [--partitions 2000] [--rate-mb 100] [--seed 7]
+    .venv/bin/python bench/bench_scheduler.py [--partitions 2000] [--rate-mb 100] [--seed 7] [--order plan]
 
 The simulated cluster gives each broker one link in and one link out, each carrying at most the throttle
 rate, shared max-min fairly by the copies crossing it; a copy flows from the partition's leader to the new
@@ -11,7 +11,9 @@ replica. Plans shaped like real operations, partitions of log-normal sizes (medi
 * ``rack-swap``: 12 brokers in 3 racks, racks 0 and 1 swap their data: every replica on rack 0 goes to
   the matching broker of rack 1 and the other way round.
 
-The floor of a plan is the largest, over brokers, of its bytes in or bytes out divided by the rate. For
+The floor of a plan is the largest, over brokers, of its bytes in or bytes out divided by the rate, a copy
+counted out of the leader the partition has at the time of its step (kreassign elects a new leader before
+the partition's other steps, Apache at the end; in these plans both floors are the same). For
 each plan and way of running it: wall (simulated seconds) / floor, the peak number of steps one broker is
 part of at once (new replicas it receives plus partitions it leads while they copy), and the peak number
 of extra replicas (replicas being added at once), sampled every 0.25 s:
@@ -37,7 +39,7 @@ from kreassign.actions.batched import BatchedOptions, execute_batched
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Limits
+from kreassign.planning.steps import Limits, Step, plan_partition
 from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
 
 TICK = 0.25  # seconds the simulated cluster moves at once
@@ -71,14 +73,19 @@ def build_plan(kind: str, partitions: int, seed: int):
     return brokers, layout, sizes, targets
 
 
-def floor_seconds(layout, sizes, targets, rate: float) -> float:
+def floor_seconds(layout, sizes, targets, rate: float, stepwise: bool) -> float:
+    """The busiest broker's bytes in or out over the rate. A copy flows from the partition's leader at the
+    time of its step: all at once, the leader the partition has (the new one is elected at the end);
+    ``stepwise`` (kreassign), the leader of each step (a leader movement elects its new leader first, and
+    that one serves the later steps)."""
     bytes_in: Counter[int] = Counter()
     bytes_out: Counter[int] = Counter()
-    for current, final, size in zip(layout, targets, sizes, strict=True):
-        for b in final:
-            if b not in current:
+    for p, (current, final, size) in enumerate(zip(layout, targets, sizes, strict=True)):
+        steps = plan_partition(TopicPartition(f"t{p:05d}", 0), current, final, None) if stepwise else []
+        for step in steps or [Step(TopicPartition(f"t{p:05d}", 0), current, final)]:
+            for b in step.adding:
                 bytes_in[b] += size
-                bytes_out[current[0]] += size  # the leader serves the copy
+                bytes_out[step.source[0]] += size
     return max([*bytes_in.values(), *bytes_out.values()]) / rate
 
 
@@ -141,12 +148,14 @@ def run_apache(brokers, layout, sizes, targets, rate) -> tuple[float, int, int]:
     return sim.now, sim.peak_broker, sim.peak_extra
 
 
-def run_ours(brokers, layout, sizes, targets, rate, limits: Limits, adaptive: bool = False) -> tuple[float, int, int]:
+def run_ours(
+    brokers, layout, sizes, targets, rate, limits: Limits, adaptive: bool = False, order: str = "plan"
+) -> tuple[float, int, int]:
     sim = cluster(brokers, layout, sizes, rate)
     plan = ReassignmentPlan(tuple((TopicPartition(f"t{p:05d}", 0), t) for p, t in enumerate(targets)))
     with tempfile.TemporaryDirectory() as tmp:
         options = BatchedOptions(
-            limits=limits, throttle=int(rate), journal_path=str(Path(tmp) / "j.json"), adaptive=adaptive
+            limits=limits, throttle=int(rate), journal_path=str(Path(tmp) / "j.json"), adaptive=adaptive, order=order
         )
         outcome = execute_batched(sim, plan, options, lambda _t: None, Quiet(), clock=sim.clock, sleep=sim.sleep)
     assert outcome is not None and outcome.status == "completed", outcome
@@ -161,6 +170,7 @@ def main() -> int:
     parser.add_argument("--max-broker-movements", type=int, default=5)
     parser.add_argument("--plans", default="add-3,drain-1,rack-swap")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--order", default="plan", choices=["plan", "small-first", "large-first"])
     args = parser.parse_args()
     rate = args.rate_mb * 1_000_000
     n = args.max_broker_movements
@@ -173,12 +183,12 @@ def main() -> int:
     print(f"{'plan':<10}{'way':<22}{'floor s':>9}{'wall s':>9}{'wall/floor':>12}{'peak/broker':>13}{'peak extra':>12}")
     for kind in args.plans.split(","):
         brokers, layout, sizes, targets = build_plan(kind, args.partitions, args.seed)
-        floor = floor_seconds(layout, sizes, targets, rate)
         for name, way in ways:
+            floor = floor_seconds(layout, sizes, targets, rate, stepwise=way is not None)
             if way is None:
                 wall, peak_broker, peak_extra = run_apache(brokers, layout, sizes, targets, rate)
             else:
-                wall, peak_broker, peak_extra = run_ours(brokers, layout, sizes, targets, rate, *way)
+                wall, peak_broker, peak_extra = run_ours(brokers, layout, sizes, targets, rate, *way, args.order)
             print(
                 f"{kind:<10}{name:<22}{floor:>9.0f}{wall:>9.0f}{wall / floor:>12.2f}{peak_broker:>13}{peak_extra:>12}",
                 flush=True,

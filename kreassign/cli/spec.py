@@ -224,8 +224,8 @@ _SPECS = (
         "max-broker-movements",
         Arity.REQUIRED,
         int,
-        help="kreassign: batched --execute; at most this many steps in flight per broker (a step counts "
-        "against each broker receiving a new replica and against the partition's current leader).",
+        help="kreassign: batched --execute; at most this many steps in flight per broker (a step that copies "
+        "counts against each broker receiving a new replica and against the partition's current leader).",
         metavar="N",
         apache=False,
         panel=EXTENSIONS_PANEL,
@@ -234,7 +234,8 @@ _SPECS = (
         "order",
         Arity.REQUIRED,
         default="plan",
-        help="kreassign: batched --execute; which waiting steps start first, after leader movements: "
+        help="kreassign: batched --execute; which waiting steps start first, after leader movements (with "
+        "--max-broker-movements, among the least crowded: fewest copies on the busiest link they would use): "
         "'plan' (the plan's order, default), 'small-first' or 'large-first' (by partition size).",
         metavar="plan|small-first|large-first",
         apache=False,

@@ -10,9 +10,10 @@ healthy, append what changed to the journal, report progress. What a poll asks t
 grows with the steps in flight, not with the plan. The state of each partition is read from the cluster
 when the run starts, so a resumed run never repeats a finished step.
 
-Waiting steps sit in a priority queue (leader movements first, then the chosen order); a step that cannot
-start because a broker (or L) is full is parked on that broker and looked at again only when a step of
-that broker ends, so choosing costs what it starts, not what waits.
+Waiting steps sit in a priority queue (leader movements first, then the chosen order; with per-broker
+limits, the least crowded of the steps read start first: ``select_steps``); a step that cannot start
+because a broker (or L) is full is parked on that broker and looked at again only when a step of that
+broker ends, so choosing costs what it starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
 steps still moving (unless the plan completed), restores the throttles recorded before the first step,
@@ -28,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol, TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
@@ -38,7 +39,16 @@ from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
 from kreassign.planning.progress import UnderReplication, classify_urp
-from kreassign.planning.steps import Limits, Step, next_step, plan_partition, priority, select_steps, step_brokers
+from kreassign.planning.steps import (
+    Limits,
+    Step,
+    next_step,
+    plan_partition,
+    priority,
+    select_steps,
+    serving,
+    step_brokers,
+)
 
 T = TypeVar("T")
 
@@ -203,6 +213,7 @@ class _Moving:
     step: Step
     since: float
     brokers: frozenset[int] = frozenset()
+    serving: int | None = None  # the leader that serves its copies
     electing: bool = False
     lagging_since: float | None = None
 
@@ -259,6 +270,8 @@ class BatchedExecutor:
         self._health_cursor = 0
         self._plan_topics = {tp.topic for tp in state.target} or {""}
         self.broker_load: Counter[int] = Counter()
+        self.copies_in: Counter[int] = Counter()  # copies in flight into each broker (new replicas)
+        self.copies_out: Counter[int] = Counter()  # and out of it (as the leader serving them)
         self._remaining: dict[TopicPartition, int] = {}  # steps left per partition
         self._remaining_total = 0
         self._unfinished_on: Counter[int] = Counter()  # unfinished partitions whose target has the broker
@@ -653,15 +666,28 @@ class BatchedExecutor:
 
     # ---------------------------------------------------------------- steps
     def _add_moving(self, step: Step, now: float) -> None:
-        brokers = step_brokers(step, self.leader.get(step.partition))
-        self.moving[step.partition] = _Moving(step, now, brokers)
+        leader = self.leader.get(step.partition)
+        brokers = step_brokers(step, leader)
+        source = serving(step, leader)
+        self.moving[step.partition] = _Moving(step, now, brokers, source)
         self.broker_load.update(brokers)
+        if step.adding:
+            self.copies_in.update(step.adding)
+            self.copies_out[source] += len(step.adding)
 
     def _remove_moving(self, tp: TopicPartition) -> None:
         moving = self.moving.pop(tp, None)
         if moving is None:
             return
         self.broker_load.subtract(moving.brokers)
+        if moving.step.adding:
+            self.copies_in.subtract(moving.step.adding)
+            self.copies_out[moving.serving] -= len(moving.step.adding)
+            for b in (*moving.step.adding, moving.serving):
+                if self.copies_in[b] <= 0:
+                    del self.copies_in[b]
+                if self.copies_out[b] <= 0:
+                    del self.copies_out[b]
         limit = self.broker_limit()
         for b in moving.brokers:
             if self.broker_load[b] <= 0:
@@ -721,10 +747,25 @@ class BatchedExecutor:
         if elect:  # one request for every election due
             errors = self.port.elect_preferred_leaders(elect)
             for tp in elect:
-                if tp in errors and not self.moving[tp].electing:
+                if tp not in errors:  # the controller elected it: the step is done now, not at the next poll
+                    self._elected(tp)
+                    continue
+                if not self.moving[tp].electing:
                     self.reporter.event(f"{tp}: preferred leader election pending ({errors[tp]})")
                 self.moving[tp].electing = True
         self._throttle_moving()
+
+    def _elected(self, tp: TopicPartition) -> None:
+        """The controller answered that the step's new preferred leader leads: trust it (as for finished
+        reassignments) rather than wait a poll for the metadata to say so, so the partition's next step may
+        start in this poll, served by the new leader."""
+        step = self.moving[tp].step
+        self.leader[tp] = step.target[0]
+        described = self._described.get(tp.topic, [])
+        for i, info in enumerate(described):  # what this poll read before the election
+            if info.partition == tp.partition:
+                described[i] = replace(info, leader=step.target[0])
+        self._complete(tp, step)
 
     def _complete(self, tp: TopicPartition, step: Step) -> None:
         self._partial.pop(tp, None)
@@ -791,6 +832,8 @@ class BatchedExecutor:
             broker_limit=self.broker_limit(),
             leader_of=lambda step: self.leader.get(step.partition),
             blocked=self._park,
+            copies_in=self.copies_in,
+            copies_out=self.copies_out,
         )
         picked = {s.partition for s in chosen}
         for tp in taken:  # read but neither chosen nor parked (the slots ran out): back in the queue
@@ -818,10 +861,14 @@ class BatchedExecutor:
             if current is None:
                 self._fail(tp, "the partition disappeared (topic deleted?)")
                 continue
-            self.leader[tp] = current.leader
+            counted, self.leader[tp] = self.leader.get(tp), current.leader
             if tuple(current.replicas) != self.current[tp]:
                 self.current[tp] = tuple(current.replicas)
                 self._replan(tp)  # moved from outside since it was last read: next poll takes its new step
+                continue
+            if step_brokers(step, counted) != step_brokers(step, current.leader):
+                # its leader changed since it was chosen: the slots counted are not the ones it would take
+                self._enqueue(tp)
                 continue
             reason = self._health_reason(tp, current)
             if reason is not None:

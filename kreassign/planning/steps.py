@@ -28,18 +28,30 @@ After every completed step the replication factor is at least ``min(|CR|, |FTR|)
 
 Batches (``select_steps``): at most P partitions moving at once, at most L of them moving their leader,
 and with a per-broker limit N, no broker part of more than N steps at once (a step counts against every
-broker that receives a new replica and against the partition's current leader, which serves the copy).
-Steps are taken greedily in priority order (leader movements first, then the plan's order or the order of
-sizes): a step is skipped only when one of its brokers, or L, is full, so no broker with a free slot waits
-while a step for it waits behind others. The executor calls it whenever a slot frees up (a sliding window,
-not rounds).
+broker that receives a new replica and against the partition's current leader, which serves the copy; a
+step that copies nothing counts against none). Steps are taken greedily in priority order (leader
+movements first, then the plan's order or the order of sizes): a step is skipped only when one of its
+brokers, or L, is full, so no broker with a free slot waits while a step for it waits behind others. The
+executor calls it whenever a slot frees up (a sliding window, not rounds).
+
+With a per-broker limit, the free slots go to the least crowded steps first (leader movements still
+before the others; the priority order among equally crowded steps). A step's *crowd* is the most copies
+that one link it uses would carry once it starts: the serving leader's outgoing link (one copy per new
+replica) and each new replica's incoming link. Links are shared by the copies crossing them, so a copy on
+a crowded link moves slowly and holds its slots on both brokers for long while the rate of its brokers'
+other links goes unused; N counts steps, not bandwidth, so which steps take the slots decides how close a
+plan gets to its physical floor. When every broker both sends and receives (racks swapped), taking steps
+in priority order filled the slots of the busiest brokers with copies squeezed on the far side of their
+links (bench/bench_scheduler.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import heapq
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from kreassign.model import TopicPartition
 
@@ -70,7 +82,7 @@ class Step:
     source: tuple[int, ...]
     target: tuple[int, ...]
 
-    @property
+    @cached_property  # read several times per step whenever slots are filled
     def adding(self) -> tuple[int, ...]:
         return tuple(r for r in self.target if r not in self.source)
 
@@ -143,14 +155,39 @@ def plan_partition(
 
 def step_brokers(step: Step, leader: int | None = None) -> frozenset[int]:
     """The brokers a step loads: those receiving a new replica, and the partition's current leader (it
-    serves the copy; ``leader`` when known, else the step's first source replica)."""
-    serving = leader if leader is not None else (step.source[0] if step.source else None)
-    return frozenset(step.adding) | (frozenset() if serving is None else frozenset([serving]))
+    serves the copy; ``leader`` when known, else the step's first source replica). A step that adds no
+    replica (a reorder for a new leader, or only drops) copies nothing and loads no broker."""
+    if not step.adding:
+        return frozenset()
+    source = serving(step, leader)
+    return frozenset(step.adding) | (frozenset() if source is None else frozenset([source]))
 
 
 def priority(step: Step, rank: int) -> tuple[int, int]:
     """Leader movements first, then by ``rank`` (the position in the chosen order)."""
     return (0 if step.moves_leader else 1, rank)
+
+
+def serving(step: Step, leader: int | None = None) -> int | None:
+    """The broker that serves the step's copies: the partition's current leader (``leader`` when known,
+    else the step's first source replica)."""
+    return leader if leader is not None else (step.source[0] if step.source else None)
+
+
+def crowd(step: Step, leader: int | None, copies_in: Mapping[int, int], copies_out: Mapping[int, int]) -> int:
+    """The most copies one link of the step would carry once it starts, given the copies in flight into
+    (``copies_in``) and out of (``copies_out``) each broker: the serving leader's outgoing link gains one
+    copy per new replica, each new replica's incoming link one. 0 for a step that copies nothing."""
+    if not step.adding:
+        return 0
+    source = serving(step, leader)
+    out = copies_out.get(source, 0) + len(step.adding) if source is not None else 0
+    return max(out, *(copies_in.get(b, 0) + 1 for b in step.adding))
+
+
+_NONE_FULL = -1  # no broker of the step is full (broker ids are never negative)
+LOOKAHEAD = 4  # with per-broker limits, steps that may start read at a time per free slot of P
+_Group = tuple[bool, int | None, tuple[int, ...]]  # not a leader movement, serving leader, new replicas
 
 
 def select_steps(
@@ -163,12 +200,18 @@ def select_steps(
     broker_limit: int | None = None,
     leader_of: Callable[[Step], int | None] = lambda _step: None,
     blocked: Callable[[Step, int | None], None] = lambda _step, _broker: None,
+    copies_in: Mapping[int, int] | None = None,
+    copies_out: Mapping[int, int] | None = None,
 ) -> list[Step]:
     """Which candidate steps start now, given how many partitions (and leader movements) are already
     moving and how many steps each broker is part of (``broker_load``). ``candidates`` are the next steps
     of idle partitions, in priority order (leader movements first: see ``priority``). The per-broker limit
     is ``broker_limit`` when given (an adapted one), else ``limits.brokers``. ``blocked(step, broker)`` hears
-    of each step left out because ``broker`` (None: L) is full. Returns the chosen steps in candidate order."""
+    of each step left out because ``broker`` (None: L) is full. Without a per-broker limit the steps are
+    taken in candidate order. With one, the least crowded go first (``crowd``, from the copies in flight
+    into and out of each broker, ``copies_in`` and ``copies_out``), and the candidates are read LOOKAHEAD
+    steps that may start per free slot of P at a time (all at once without P). Returns the chosen steps in
+    candidate order; candidates read but neither chosen nor blocked (P is full) are left as they were."""
     per_broker = broker_limit if broker_limit is not None else limits.brokers
     free = None if limits.partitions is None else max(0, limits.partitions - moving_partitions)
     leader_free = None if limits.leaders is None else max(0, limits.leaders - moving_leaders)
@@ -176,23 +219,89 @@ def select_steps(
     chosen: list[Step] = []
     if free == 0:
         return chosen
-    for step in candidates:  # an iterator is read no further than the last step it needs
-        if step.moves_leader and leader_free is not None and leader_free <= 0:
-            blocked(step, None)
-            continue
-        brokers = step_brokers(step, leader_of(step))
-        if per_broker is not None:
-            full = next((b for b in sorted(brokers) if load[b] >= per_broker), None)
-            if full is not None:
-                blocked(step, full)
+    if per_broker is None:
+        for step in candidates:  # an iterator is read no further than the last step it needs
+            if step.moves_leader and leader_free is not None and leader_free <= 0:
+                blocked(step, None)
                 continue
-        load.update(brokers)
-        if leader_free is not None:
-            leader_free -= step.moves_leader
-        chosen.append(step)
-        if free is not None and len(chosen) >= free:
-            break
-    return chosen
+            if leader_free is not None:
+                leader_free -= step.moves_leader
+            chosen.append(step)
+            if free is not None and len(chosen) >= free:
+                break
+        return chosen
+    into, out = Counter(copies_in or {}), Counter(copies_out or {})
+
+    def shut(step: Step, brokers: frozenset[int]) -> int | None:
+        """Why the step cannot start now: L (None) or a full broker; _NONE_FULL when it can."""
+        if step.moves_leader and leader_free is not None and leader_free <= 0:
+            return None
+        return next((b for b in sorted(brokers) if load[b] >= per_broker), _NONE_FULL)
+
+    # Steps with the same serving leader and the same new replicas load the same brokers and links: they
+    # are one group, in candidate order (leader movements and the others apart, for L and for priority). A
+    # group's crowd only grows as steps are taken, so looking at the groups of the lowest crowd first, by
+    # the candidate order of their next step, and moving a group whose crowd grew to its new level, takes
+    # the least crowded step each time (the first in candidate order among equals).
+    groups: dict[_Group, deque[tuple[int, Step]]] = {}
+    closed: dict[_Group, int | None] = {}  # groups that cannot start: why
+    levels: tuple[dict[int, list[tuple[int, _Group]]], ...] = ({}, {})  # crowd -> heap of (next place, group)
+    taken: list[tuple[int, Step]] = []
+    reading = enumerate(candidates)
+    while True:
+        # with P the limit, only LOOKAHEAD steps that may start per free slot are read at a time
+        may_start, read_all = 0, True
+        for place, step in reading:
+            key = (not step.moves_leader, serving(step, leader_of(step)), step.adding)
+            if key in closed:
+                blocked(step, closed[key])
+                continue
+            members = groups.get(key)
+            if not members:
+                why = shut(step, step_brokers(step, key[1]))
+                if why != _NONE_FULL:
+                    closed[key] = why
+                    blocked(step, why)
+                    continue
+                members = groups[key] = deque()
+                heapq.heappush(levels[key[0]].setdefault(len(step.adding), []), (place, key))
+            members.append((place, step))
+            may_start += 1
+            if free is not None and may_start >= LOOKAHEAD * (free - len(taken)):
+                read_all = False
+                break
+        for by_crowd in levels:  # leader movements first
+            while by_crowd:
+                level = min(by_crowd)
+                heap = by_crowd.pop(level)
+                while heap:
+                    key = heapq.heappop(heap)[1]
+                    members = groups[key]
+                    step, source = members[0][1], key[1]
+                    brokers = step_brokers(step, source)
+                    why = shut(step, brokers)
+                    if why != _NONE_FULL:
+                        closed[key] = why
+                        for _, waiting in members:
+                            blocked(waiting, why)
+                        members.clear()
+                        continue
+                    crowded = crowd(step, source, into, out)
+                    if crowded > level:
+                        heapq.heappush(by_crowd.setdefault(crowded, []), (members[0][0], key))
+                        continue
+                    taken.append(members.popleft())
+                    load.update(brokers)
+                    into.update(step.adding)
+                    out[source] += len(step.adding)
+                    if leader_free is not None:
+                        leader_free -= step.moves_leader
+                    if free is not None and len(taken) >= free:  # the others stay where they were
+                        return [step for _, step in sorted(taken)]
+                    if members:  # the group's crowd is looked at again
+                        heapq.heappush(heap, (members[0][0], key))
+        if read_all:
+            return [step for _, step in sorted(taken)]
 
 
 @dataclass(frozen=True)

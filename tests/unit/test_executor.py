@@ -739,6 +739,57 @@ def test_elections_due_at_one_poll_go_in_one_request(tmp_path):
     assert all(sim.partitions[tp(p)].leader == 1 for p in range(20))
 
 
+def test_a_step_elected_by_the_controller_is_done_and_the_next_starts_in_the_same_poll(tmp_path):
+    """ElectLeaders answered without error: the controller moved the leader. The partition's next step is
+    submitted in that poll, served by the new leader (not one poll later, when the metadata shows it)."""
+    limits = Limits(partitions=1)
+    sim = Asked([Broker(i, f"rack-{i % 3}") for i in range(6)], bandwidth=10 * MB, limits=limits)
+    sim.add_topic("t", [(0, 1)], size=10 * MB)
+    polls = []  # (call, polls reported before it)
+    recorder = Recorder()
+    original_elect, original_alter = sim.elect_preferred_leaders, sim.alter_reassignments
+
+    def elect(partitions):
+        polls.append(("elect", len(recorder.snapshots)))
+        return original_elect(partitions)
+
+    def alter(targets, *args):
+        polls.append(("alter", len(recorder.snapshots)))
+        return original_alter(targets, *args)
+
+    sim.elect_preferred_leaders, sim.alter_reassignments = elect, alter
+    outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
+    assert [kind for kind, _ in polls] == ["alter", "elect", "alter"]
+    assert polls[1][1] == polls[2][1]  # the election and the next step: one poll
+    assert sim.leaders_at_submit[(tp(0), (2, 3))] == 2
+    assert sim.partitions[tp(0)].replicas == [2, 3] and sim.partitions[tp(0)].leader == 2
+
+
+def test_a_failed_election_keeps_the_step_until_the_leader_moves(tmp_path):
+    limits = Limits(partitions=1)
+    sim = Asked([Broker(i, f"rack-{i % 3}") for i in range(6)], bandwidth=10 * MB, limits=limits)
+    sim.add_topic("t", [(0, 1)], size=10 * MB)
+    refusals = [2]
+    original_elect = sim.elect_preferred_leaders
+
+    def elect(tps):
+        if refusals[0]:
+            refusals[0] -= 1
+            error = PartitionError("The preferred leader was not available.", "PreferredLeaderNotAvailableException")
+            return dict.fromkeys(tps, error)
+        return original_elect(tps)
+
+    sim.elect_preferred_leaders = elect
+    recorder = Recorder()
+    outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
+    assert sim.leaders_at_submit[(tp(0), (2, 3))] == 2  # not started before the leader moved
+    assert sum("preferred leader election pending" in e for e in recorder.events) == 1
+
+
 def test_the_journal_is_appended_only_when_something_changed_and_folded_in_at_the_end(tmp_path):
     limits = Limits(partitions=1)
     sim = cluster(limits=limits)

@@ -16,7 +16,7 @@ from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.adaptive import Aimd, Signals
-from kreassign.planning.steps import Limits, priority, select_steps, step_brokers
+from kreassign.planning.steps import Limits, crowd, priority, select_steps, step_brokers
 
 MB = 1_000_000
 
@@ -157,12 +157,194 @@ def test_per_broker_limit_spreads_the_moves_of_an_added_broker_and_fills_free_sl
     assert all(sim.peak_per_broker[b] == 2 for b in (9, 10, 11))  # every new broker kept busy
 
 
+def test_a_step_whose_leader_moved_after_it_was_chosen_waits_rather_than_overload_the_new_leader(tmp_path):
+    """Both steps fit N=1 when chosen (leaders 0 and 1); then the leader of the second moves to broker 0,
+    outside the plan, before it is submitted: it would load broker 0 twice, so it waits for the first."""
+    limits = Limits(partitions=10, brokers=1)
+    sim = sampled(6, limits)
+    sim.add_topic("a", [(0, 1)], size=10 * MB)
+    sim.add_topic("b", [(1, 0)], size=10 * MB)
+    original = sim.list_reassignments
+
+    def list_reassignments(partitions=None):
+        if partitions is not None and tp(0, "b") in set(partitions) and not sim.started:
+            sim.partitions[tp(0, "b")].leader = 0  # an election nobody here asked for
+        return original(partitions)
+
+    sim.list_reassignments = list_reassignments
+    outcome, _ = run(sim, {tp(0, "a"): (0, 2), tp(0, "b"): (1, 3)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.started == [tp(0, "a"), tp(0, "b")]
+    assert sim.leader_at_start[tp(0, "b")] == 0 and sim.peak_per_broker[0] == 1
+
+
 def test_a_broker_with_a_free_slot_never_waits_behind_steps_of_busy_brokers():
     """Plan order puts 10 steps to broker 5 first; the step to broker 6 starts in the same batch."""
     steps = [next_to(p, (0, 1), (0, 5)) if p < 10 else next_to(p, (2, 3), (2, 6)) for p in range(11)]
     candidates = sorted(steps, key=lambda s: priority(s, s.partition.partition))
     chosen = select_steps(candidates, 0, 0, Limits(partitions=10, brokers=2))
     assert [s.partition.partition for s in chosen] == [0, 1, 10]
+
+
+def test_a_free_slot_goes_to_the_least_crowded_step_then_to_the_order():
+    """Leader 0 already serves 3 copies: a step it would serve puts a 4th copy on its outgoing link, while
+    leader 1's link is idle. N=5 leaves room for both; with one free slot (P) the idle link gets it, though
+    its step comes later in the order; among equally crowded steps the order decides."""
+    crowded, idle, also_idle = next_to(0, (0, 1), (0, 4)), next_to(1, (1, 2), (1, 5)), next_to(2, (2, 3), (2, 4))
+    out = {0: 3}
+    chosen = select_steps([crowded, idle, also_idle], 0, 0, Limits(partitions=1, brokers=5), copies_out=out)
+    assert chosen == [idle]
+    chosen = select_steps([crowded, also_idle, idle], 0, 0, Limits(partitions=1, brokers=5), copies_out=out)
+    assert chosen == [also_idle]
+    assert crowd(crowded, None, {}, out) == 4 and crowd(idle, None, {}, out) == 1
+    # both idle ones start before the crowded one; all three fit: returned in candidate order
+    assert select_steps([crowded, idle, also_idle], 0, 0, Limits(brokers=5), copies_out=out) == [
+        crowded,
+        idle,
+        also_idle,
+    ]
+    # a step that copies nothing has no crowd; without a per-broker limit the order alone decides
+    assert crowd(next_to(3, (0, 1), (1, 0)), 0, {}, out) == 0
+    assert select_steps([crowded, idle], 0, 0, Limits(partitions=1), copies_out=out) == [crowded]
+
+
+def test_the_run_gives_a_free_slot_to_a_step_on_idle_links_before_one_behind_busy_links(tmp_path):
+    """P=3, N=3 (leader 0 could serve all of a, b and c). In plan order a, b and c are served by leader 0, d
+    by leader 4, whose links are idle. The three slots go to a, then d (idle links), then b (a second copy
+    on 0's outgoing link); c, before d in the plan, would be a third copy there and waits for a slot."""
+    limits = Limits(partitions=3, brokers=3)
+    sim = sampled(8, limits)
+    for name, replicas in (("a", (0, 6)), ("b", (0, 6)), ("c", (0, 7)), ("d", (4, 7))):
+        sim.add_topic(name, [replicas], size=50 * MB)
+    targets = {tp(0, "a"): (0, 1), tp(0, "b"): (0, 2), tp(0, "c"): (0, 3), tp(0, "d"): (4, 5)}
+    outcome, _ = run(sim, targets, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.calls[0] == "alter_reassignments [('a-0', (0, 1)), ('b-0', (0, 2)), ('d-0', (4, 5))]"
+    assert sim.started == [tp(0, "a"), tp(0, "b"), tp(0, "d"), tp(0, "c")]
+
+
+def test_with_p_the_limit_only_a_few_steps_per_free_slot_are_read():
+    from kreassign.planning.steps import LOOKAHEAD
+
+    read = []
+
+    def candidates():
+        for p in range(1000):
+            read.append(p)
+            yield next_to(p, (p % 6, 6 + p % 3), (p % 6, 9 + p % 3))
+
+    chosen = select_steps(candidates(), 0, 0, Limits(partitions=2, brokers=1000))
+    assert len(chosen) == 2 and len(read) == 2 * LOOKAHEAD
+
+
+def reference_select(candidates, moving_partitions, moving_leaders, limits, load, leaders, copies_in, copies_out):
+    """The rule, step by step: among the steps that may start, a leader movement before the others, then the
+    fewest copies on the busiest link the step would use, then the candidate order."""
+    free = None if limits.partitions is None else max(0, limits.partitions - moving_partitions)
+    leader_free = None if limits.leaders is None else max(0, limits.leaders - moving_leaders)
+    load, into, out = Counter(load), Counter(copies_in), Counter(copies_out)
+    left, chosen = list(enumerate(candidates)), []
+
+    def source(step):
+        leader = leaders.get(step.partition)
+        return leader if leader is not None else step.source[0] if step.source else None
+
+    def links(step):
+        if not step.adding:
+            return 0
+        return max([out[source(step)] + len(step.adding)] + [into[b] + 1 for b in step.adding])
+
+    while left and (free is None or len(chosen) < free):
+        startable = [
+            (place, step)
+            for place, step in left
+            if not (step.moves_leader and leader_free is not None and leader_free <= 0)
+            and all(load[b] < limits.brokers for b in step_brokers(step, leaders.get(step.partition)))
+        ]
+        if not startable:
+            break
+        place, step = min(startable, key=lambda e: (not e[1].moves_leader, links(e[1]), e[0]))
+        left.remove((place, step))
+        chosen.append((place, step))
+        load.update(step_brokers(step, leaders.get(step.partition)))
+        if step.adding:
+            into.update(step.adding)
+            out[source(step)] += len(step.adding)
+        if leader_free is not None:
+            leader_free -= step.moves_leader
+    return [step for _, step in sorted(chosen)]
+
+
+@st.composite
+def selections(draw):
+    from kreassign.planning.steps import next_step
+
+    brokers = draw(st.integers(3, 6))
+    replicas = st.lists(st.integers(0, brokers - 1), min_size=1, max_size=3, unique=True)
+    steps, leaders = [], {}
+    for p in range(draw(st.integers(0, 25))):
+        step = next_step(tp(p), draw(replicas), draw(replicas), draw(st.none() | st.integers(1, 2)))
+        if step is not None:
+            steps.append(step)
+            leaders[step.partition] = draw(st.none() | st.sampled_from(step.source))
+    candidates = sorted(steps, key=lambda s: priority(s, s.partition.partition))
+    counts = st.dictionaries(st.integers(0, brokers - 1), st.integers(0, 3))
+    limits = Limits(
+        partitions=draw(st.none() | st.integers(1, 8)),
+        leaders=draw(st.none() | st.integers(0, 3)),
+        brokers=draw(st.integers(1, 3)),
+    )
+    moving = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    return candidates, moving, limits, leaders, draw(counts), draw(counts), draw(counts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(selections())
+def test_select_steps_keeps_every_limit_and_takes_the_least_crowded_first(case):
+    from kreassign.planning.steps import LOOKAHEAD
+
+    candidates, (moving_p, moving_l), limits, leaders, load, copies_in, copies_out = case
+    reported: list[tuple] = []
+    chosen = select_steps(
+        iter(candidates),
+        moving_p,
+        moving_l,
+        limits,
+        load,
+        leader_of=lambda step: leaders.get(step.partition),
+        blocked=lambda step, broker: reported.append((step, broker)),
+        copies_in=copies_in,
+        copies_out=copies_out,
+    )
+    free = None if limits.partitions is None else max(0, limits.partitions - moving_p)
+    # chosen in candidate order, within P and L, and no broker over N
+    assert chosen == [s for s in candidates if s in chosen]
+    assert free is None or len(chosen) <= free
+    leaders_free = None if limits.leaders is None else max(0, limits.leaders - moving_l)
+    assert leaders_free is None or sum(s.moves_leader for s in chosen) <= leaders_free
+    after = Counter(load)
+    for step in chosen:
+        after.update(step_brokers(step, leaders.get(step.partition)))
+    for step in chosen:
+        assert all(after[b] <= limits.brokers for b in step_brokers(step, leaders.get(step.partition)))
+    # a step left out was told why (a broker full by the end, or L), unless P ran out
+    why = dict(reported)
+    assert not set(why) & set(chosen)
+    for step, broker in reported:
+        if broker is None:
+            assert step.moves_leader and leaders_free is not None
+            assert sum(s.moves_leader for s in chosen) >= leaders_free
+        else:
+            assert broker in step_brokers(step, leaders.get(step.partition)) and after[broker] >= limits.brokers
+    if free is None or len(chosen) < free:
+        assert {*chosen, *why} == set(candidates)
+    # leader movements first: a step of the others starts only when no leader movement could
+    if any(not s.moves_leader for s in chosen):
+        assert all(s in chosen or s in why for s in candidates if s.moves_leader)
+    # the same steps as the rule applied one step at a time, when the whole list was read
+    if free is None or len(candidates) <= LOOKAHEAD * free:
+        expected = reference_select(candidates, moving_p, moving_l, limits, load, leaders, copies_in, copies_out)
+        assert chosen == expected
 
 
 def next_to(p, source, target):
@@ -175,10 +357,24 @@ def test_step_brokers_are_the_new_replicas_and_the_current_leader():
     step = next_to(0, (1, 2, 3), (1, 4, 5))
     assert step_brokers(step) == {1, 4, 5}
     assert step_brokers(step, leader=2) == {2, 4, 5}
+    # a step that adds no replica copies nothing: a reorder for the new leader, or a step that only drops
+    assert step_brokers(next_to(0, (1, 2, 3), (2, 1, 3)), leader=1) == frozenset()
+    assert step_brokers(next_to(0, (1, 2, 3), (1, 2)), leader=1) == frozenset()
 
 
-def test_orders_small_first_and_large_first_and_leader_moves_first(tmp_path):
-    limits = Limits(partitions=1)
+def test_a_step_that_copies_nothing_takes_no_broker_slot(tmp_path):
+    """N=1: t-0 copies from leader 0 to 2; t-1 only makes 1 its leader (a reorder): both start at once."""
+    limits = Limits(partitions=10, brokers=1)
+    sim = sampled(6, limits)
+    sim.add_topic("t", [(0, 1), (0, 1)], size=50 * MB)
+    outcome, _ = run(sim, {tp(0): (0, 2), tp(1): (1, 0)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.calls[0] == "alter_reassignments [('t-0', (0, 2)), ('t-1', (1, 0))]"
+
+
+@pytest.mark.parametrize("limits", [Limits(partitions=1), Limits(partitions=1, brokers=2)], ids=["P", "P and N"])
+def test_orders_small_first_and_large_first_and_leader_moves_first(tmp_path, limits):
+    """Every step here loads the same brokers and links: equally crowded, so --order decides, with N too."""
     for order, expected in (("plan", [1, 0, 2, 3]), ("small-first", [1, 3, 2, 0]), ("large-first", [1, 0, 2, 3])):
         sim = sampled(6, limits)
         for p, size in enumerate([50, 40, 20, 1]):
