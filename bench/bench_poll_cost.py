@@ -1,10 +1,11 @@
 """Python CPU and cluster requests per poll of the batched executor, on the simulated cluster.
 
     .venv/bin/python bench/bench_poll_cost.py [--partitions 2000,20000,100000] [--polls 30] [--profile]
+        [--max-broker-movements N]
 
 A plan of N partitions (topics of 100 partitions, RF 2 on 12 brokers, each partition moves one replica,
-3 MB each at a 1 MB/s throttle, so that steps finish and start on most polls) runs with --max-partition-movements 200 for some polls,
-then stops. A poll's CPU is the process CPU time between two sleeps of the executor, minus nothing else:
+3 MB each at a 1 MB/s throttle, so that steps finish and start on most polls) runs with
+--max-partition-movements 200 (and ``--max-broker-movements N`` when given) for some polls, then stops. A poll's CPU is the process CPU time between two sleeps of the executor, minus nothing else:
 the simulated cluster's own time step (``advance``, run inside ``sleep``) is left out, its answers to the
 executor's calls are counted in. Prints the median and the largest poll, and the most requests of each
 kind one poll made.
@@ -88,7 +89,7 @@ def build(partitions: int, brokers: int = 12, per_topic: int = 100):
     return sim, targets
 
 
-def measure(partitions: int, polls: int, profile: bool) -> dict:
+def measure(partitions: int, polls: int, profile: bool, broker_limit: int | None = None) -> dict:
     sim, targets = build(partitions)
     cpu_marks: list[float] = []
     requests: list[Counter] = []
@@ -102,7 +103,7 @@ def measure(partitions: int, polls: int, profile: bool) -> dict:
     profiler = cProfile.Profile() if profile else None
     with tempfile.TemporaryDirectory() as tmp:
         options = BatchedOptions(
-            limits=Limits(partitions=200),
+            limits=Limits(partitions=200, brokers=broker_limit),
             throttle=1_000_000,
             journal_path=str(Path(tmp) / "j.json"),
         )
@@ -141,10 +142,11 @@ def main() -> int:
     parser.add_argument("--partitions", default="2000,20000,100000")
     parser.add_argument("--polls", type=int, default=30)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--max-broker-movements", type=int, default=None)
     args = parser.parse_args()
     print(f"{'partitions':>10}{'median ms':>12}{'max ms':>10}  most requests of each kind in one poll")
     for n in (int(x) for x in args.partitions.split(",")):
-        result = measure(n, args.polls, args.profile)
+        result = measure(n, args.polls, args.profile, args.max_broker_movements)
         print(f"{n:>10}{result['median_ms']:>12.1f}{result['max_ms']:>10.1f}  {result['requests']}", flush=True)
     return 0
 

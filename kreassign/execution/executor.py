@@ -12,8 +12,9 @@ when the run starts, so a resumed run never repeats a finished step.
 
 Waiting steps sit in a priority queue (leader movements first, then the chosen order; with per-broker
 limits, the least crowded of the steps read start first: ``select_steps``); a step that cannot start
-because a broker (or L) is full is parked on that broker and looked at again only when a step of that
-broker ends, so choosing costs what it starts, not what waits.
+because a broker (or L) is full is parked on that broker (in priority order) and looked at again only
+when a slot of that broker frees, RELEASE_PER_SLOT per free slot, best first, so choosing costs what it
+starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
 steps still moving (unless the plan completed), restores the throttles recorded before the first step,
@@ -205,6 +206,9 @@ TOPIC_LIST_REFRESH_S = 60.0
 ORDERS = ("plan", "small-first", "large-first")
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
+RELEASE_PER_SLOT = 8
+"""Steps parked on a broker looked at again per slot that frees there (best first; the rest at the next
+poll if the slot is still free): a freed slot costs what it may start, not what waits on the broker."""
 _HEALTH = -2  # the parking place of partitions waiting for their health
 
 
@@ -258,7 +262,8 @@ class BatchedExecutor:
         self._rank: dict[TopicPartition, int] = {}
         self._queue: list[tuple[tuple[int, int], TopicPartition]] = []  # heap of waiting partitions to look at
         self._queued: set[TopicPartition] = set()
-        self._parked: dict[int, list[TopicPartition]] = {}  # broker (or _LEADERS, _HEALTH) -> partitions
+        # broker (or _LEADERS, _HEALTH) -> heap of (priority, partition) waiting there
+        self._parked: dict[int, list[tuple[tuple, TopicPartition]]] = {}
         self._health_checked = float("-inf")
         self._min_isr: dict[str, int] = {}
         # --adaptive: the health of each topic of the cluster as last read (partitions at min ISR, really
@@ -533,10 +538,33 @@ class BatchedExecutor:
             heapq.heappush(self._queue, (priority(step, self._rank[tp]), tp))
             self._queued.add(tp)
 
-    def _release(self, place: int) -> None:
-        """Steps parked on this broker (or on L, or on their health) are looked at again."""
-        for tp in self._parked.pop(place, []):
-            self._enqueue(tp)
+    def _release(self, place: int, count: int | None = None) -> None:
+        """Steps parked on this broker (or on L, or on their health) are looked at again: all of them, or
+        the best ``count``."""
+        parked = self._parked.get(place)
+        if not parked:
+            return
+        if count is None or count >= len(parked):
+            del self._parked[place]
+            for _, tp in parked:
+                self._enqueue(tp)
+            return
+        for _ in range(count):
+            self._enqueue(heapq.heappop(parked)[1])
+
+    def _park_at(self, place: int, tp: TopicPartition) -> None:
+        step = self.waiting.get(tp)
+        if step is not None:
+            heapq.heappush(self._parked.setdefault(place, []), (priority(step, self._rank[tp]), tp))
+        self._parked_now.add(tp)
+
+    def _release_free_slots(self) -> None:
+        """Each live broker with free slots and steps parked on it gets RELEASE_PER_SLOT of them per slot."""
+        limit = self.broker_limit()
+        for place in [p for p in self._parked if p >= 0 and p in self._live]:
+            free = (limit - self.broker_load.get(place, 0)) if limit is not None else 1
+            if free > 0:
+                self._release(place, None if limit is None else free * RELEASE_PER_SLOT)
 
     def _queued_steps(self, taken: list[TopicPartition]) -> Iterator[Step]:
         """The waiting steps in priority order, taken off the queue as they are read."""
@@ -549,15 +577,13 @@ class BatchedExecutor:
             offline = sorted(set(step.target) - self._live)
             if offline:
                 self._waiting_notes[tp] = f"{tp} waits for broker {','.join(map(str, offline))} (offline)"
-                self._parked.setdefault(offline[0], []).append(tp)
-                self._parked_now.add(tp)
+                self._park_at(offline[0], tp)
                 continue
             taken.append(tp)
             yield step
 
     def _park(self, step: Step, broker: int | None) -> None:
-        self._parked.setdefault(_LEADERS if broker is None else broker, []).append(step.partition)
-        self._parked_now.add(step.partition)
+        self._park_at(_LEADERS if broker is None else broker, step.partition)
 
     def broker_limit(self) -> int | None:
         return self.aimd.limit if self.aimd is not None else self.limits.brokers
@@ -692,8 +718,10 @@ class BatchedExecutor:
         for b in moving.brokers:
             if self.broker_load[b] <= 0:
                 del self.broker_load[b]
-            if limit is None or self.broker_load[b] < limit:
+            if limit is None:
                 self._release(b)
+            elif self.broker_load[b] < limit:
+                self._release(b, (limit - self.broker_load[b]) * RELEASE_PER_SLOT)
         if moving.step.moves_leader:
             self._release(_LEADERS)
 
@@ -821,6 +849,7 @@ class BatchedExecutor:
         if now - self._health_checked >= HEALTH_RECHECK_S:
             self._health_checked = now
             self._release(_HEALTH)
+        self._release_free_slots()
         taken: list[TopicPartition] = []
         self._parked_now = set()
         chosen = select_steps(
@@ -875,7 +904,7 @@ class BatchedExecutor:
                 if self._waiting_notes.get(tp) != reason:
                     self.reporter.event(reason)
                 self._waiting_notes[tp] = reason
-                self._parked.setdefault(_HEALTH, []).append(tp)
+                self._park_at(_HEALTH, tp)
                 continue
             self._waiting_notes.pop(tp, None)
             starting.append(step)

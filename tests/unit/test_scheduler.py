@@ -561,3 +561,34 @@ def test_adaptive_health_reads_a_slice_of_the_cluster_per_sample_and_sees_all_of
     changes = [e for e in recorder.events if e.startswith("Per-broker limit 2 -> 1")]
     assert any("at or under min.insync.replicas" in e or "under-replicated" in e for e in changes), recorder.events
     assert Watching.reads.index(next(r for r in Watching.reads if "o29" in r)) > 0  # o29 came later, in turn
+
+
+def test_a_freed_slot_looks_again_at_a_few_parked_steps_not_at_all_of_them(tmp_path, monkeypatch):
+    """600 partitions all gain a replica on broker 9 (N=1): nearly every step waits, parked on broker 9. Each
+    time its slot frees, only RELEASE_PER_SLOT of them are looked at again (best first), so a poll costs what it
+    may start, not what waits; and the plan still completes in order."""
+    from kreassign.execution import executor as module
+
+    limits = Limits(brokers=1)
+    sim = sampled(12, limits, bandwidth=100 * MB)
+    sim.add_topic("t", [(p % 9, (p + 1) % 9) for p in range(600)], size=1 * MB)
+    targets = {tp(p): (p % 9, 9) for p in range(600)}
+    enqueued: list[int] = [0]
+    per_poll: list[int] = []
+    original = module.BatchedExecutor._enqueue
+
+    def counting(self, partition):
+        enqueued[0] += 1
+        original(self, partition)
+
+    monkeypatch.setattr(module.BatchedExecutor, "_enqueue", counting)
+
+    def polled(_polls):
+        per_poll.append(enqueued[0])
+        enqueued[0] = 0
+
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter=Recorder(sim, on_progress=polled))
+    assert outcome.status == "completed"
+    assert max(sim.peak_per_broker.values()) == 1
+    assert max(per_poll[1:]) <= 12 * module.RELEASE_PER_SLOT  # per free slot; was every parked step (hundreds)
+    assert sim.started == sorted(sim.started, key=lambda partition: partition.partition)  # plan order kept
