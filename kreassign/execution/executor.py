@@ -13,8 +13,8 @@ when the run starts, so a resumed run never repeats a finished step.
 Waiting steps sit in a priority queue (leader movements first, then the chosen order; with per-broker
 limits, the least crowded of the steps read start first: ``select_steps``); a step that cannot start
 because a broker (or L) is full is parked on that broker (in priority order) and looked at again only
-when a slot of that broker frees, RELEASE_PER_SLOT per free slot, best first, so choosing costs what it
-starts, not what waits.
+while a slot of that broker is free, RELEASE_PER_SLOT per free slot and poll, best first, so choosing
+costs what it starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
 steps still moving (unless the plan completed), restores the throttles recorded before the first step,
@@ -206,10 +206,10 @@ TOPIC_LIST_REFRESH_S = 60.0
 ORDERS = ("plan", "small-first", "large-first")
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
-RELEASE_PER_SLOT = 8
-"""Steps parked on a broker looked at again per slot that frees there (best first; the rest at the next
-poll if the slot is still free): a freed slot costs what it may start, not what waits on the broker."""
 _HEALTH = -2  # the parking place of partitions waiting for their health
+RELEASE_PER_SLOT = 16
+"""Steps parked on a broker looked at again per free slot there, each poll before steps start (best first):
+a freed slot costs what it may start, not what waits on the broker."""
 
 
 @dataclass
@@ -559,7 +559,8 @@ class BatchedExecutor:
         self._parked_now.add(tp)
 
     def _release_free_slots(self) -> None:
-        """Each live broker with free slots and steps parked on it gets RELEASE_PER_SLOT of them per slot."""
+        """Each live broker with free slots and steps parked on it gets RELEASE_PER_SLOT of them per slot
+        (without a per-broker limit, steps are parked on a broker only while it is offline: all of them)."""
         limit = self.broker_limit()
         for place in [p for p in self._parked if p >= 0 and p in self._live]:
             free = (limit - self.broker_load.get(place, 0)) if limit is not None else 1
@@ -714,14 +715,9 @@ class BatchedExecutor:
                     del self.copies_in[b]
                 if self.copies_out[b] <= 0:
                     del self.copies_out[b]
-        limit = self.broker_limit()
-        for b in moving.brokers:
+        for b in moving.brokers:  # their freed slots: _release_free_slots, before the next steps start
             if self.broker_load[b] <= 0:
                 del self.broker_load[b]
-            if limit is None:
-                self._release(b)
-            elif self.broker_load[b] < limit:
-                self._release(b, (limit - self.broker_load[b]) * RELEASE_PER_SLOT)
         if moving.step.moves_leader:
             self._release(_LEADERS)
 
