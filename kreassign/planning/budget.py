@@ -402,28 +402,34 @@ class _State:
         _shift(self.lb[self.topic[pid]], src, dst)
 
     # ------------------------------------------------------------------------------------------ level 1
-    def improve_topic_replicas(self) -> None:
-        """Worst topic first: a replica from a broker holding most of the topic to one holding at least
-        two fewer (alone, or swapped with a replica of an other topic), until no topic improves."""
+    def _worst_topic_first(self, per_topic: list[dict[int, int]], search, apply) -> None:
+        """Topics by their spread over ``per_topic`` (counts per broker), largest first: ``search(t)`` finds
+        a move that evens topic t out (with the candidates it looked at), ``apply`` makes it; until no topic
+        improves or the level's work limit is reached."""
         brokers = len(self.chosen)
-        heap = [(-s, t) for t, s in ((t, _spread(c, brokers)) for t, c in enumerate(self.tb)) if s >= 2]
+        heap = [(-s, t) for t, s in ((t, _spread(c, brokers)) for t, c in enumerate(per_topic)) if s >= 2]
         heapq.heapify(heap)
         work = 0
         while heap and work < self.work_limit:
             negative, t = heapq.heappop(heap)
-            spread = _spread(self.tb[t], brokers)
+            spread = _spread(per_topic[t], brokers)
             if spread != -negative:  # stale: the topic improved as the other side of a swap
                 if spread >= 2:
                     heapq.heappush(heap, (-spread, t))
                 continue
-            move, looked = self._topic_move(t)
+            move, looked = search(t)
             work += looked
             if move is None:
                 continue  # no move improves this topic any more
-            self.apply(*move)
-            spread = _spread(self.tb[t], brokers)
+            apply(move)
+            spread = _spread(per_topic[t], brokers)
             if spread >= 2:
                 heapq.heappush(heap, (-spread, t))
+
+    def improve_topic_replicas(self) -> None:
+        """Worst topic first: a replica from a broker holding most of the topic to one holding at least
+        two fewer (alone, or swapped with a replica of an other topic), until no topic improves."""
+        self._worst_topic_first(self.tb, self._topic_move, lambda move: self.apply(*move))
 
     def _topic_move(self, t: int):
         """A move that evens topic t out: from the brokers holding most of it (most bytes first), its
@@ -524,30 +530,15 @@ class _State:
     def improve_topic_leaders(self) -> None:
         """Leaderships within a partition, from a broker leading most of its topic to a replica leading at
         least two fewer (alone, or with a leadership of an other topic coming back): no replica moves."""
-        brokers = len(self.chosen)
-        heap = [(-s, t) for t, s in ((t, _spread(c, brokers)) for t, c in enumerate(self.lb)) if s >= 2]
-        heapq.heapify(heap)
-        work = 0
-        while heap and work < self.work_limit:
-            negative, t = heapq.heappop(heap)
-            spread = _spread(self.lb[t], brokers)
-            if spread != -negative:
-                if spread >= 2:
-                    heapq.heappush(heap, (-spread, t))
-                continue
-            move, looked = self._leader_move(t)
-            work += looked
-            if move is None:
-                continue
-            for pid, src, dst in move:
-                replicas = self._replicas(pid)
-                replicas.remove(dst)
-                replicas.insert(0, dst)
-                self.leader_moves += 1
-                self._lead(pid, src, dst)
-            spread = _spread(self.lb[t], brokers)
-            if spread >= 2:
-                heapq.heappush(heap, (-spread, t))
+        self._worst_topic_first(self.lb, self._leader_move, self._apply_leaderships)
+
+    def _apply_leaderships(self, move: list[tuple[int, int, int]]) -> None:
+        for pid, src, dst in move:
+            replicas = self._replicas(pid)
+            replicas.remove(dst)
+            replicas.insert(0, dst)
+            self.leader_moves += 1
+            self._lead(pid, src, dst)
 
     def _leader_move(self, t: int) -> tuple[list[tuple[int, int, int]] | None, int]:
         counts = self.lb[t]
