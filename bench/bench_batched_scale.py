@@ -72,10 +72,11 @@ class PollTimes:
         self.polls: list[tuple[float, Counter[str]]] = []
         self._mark = (time.perf_counter(), Counter())
         self.verbose = bool(os.environ.get("KREASSIGN_BENCH_EVENTS"))
+        self._start = time.perf_counter()
 
     def event(self, message: str) -> None:
         if self.verbose:
-            print(f"  event: {message}", file=sys.stderr, flush=True)
+            print(f"  {time.perf_counter() - self._start:7.2f} event: {message}", file=sys.stderr, flush=True)
 
     def progress(self, progress) -> None:
         if self.verbose and progress.notes:
@@ -84,6 +85,10 @@ class PollTimes:
     def sleep(self, seconds: float) -> None:
         now = time.perf_counter()
         self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
+        if self.verbose:
+            calls = dict(self.port.calls - self._mark[1])
+            print(f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s {calls}; sleep {seconds:.2f} s",
+                  file=sys.stderr, flush=True)
         time.sleep(seconds)
         self._mark = (time.perf_counter(), Counter(self.port.calls))
 

@@ -270,7 +270,8 @@ _SPECS = (
         Arity.REQUIRED,
         int,
         1000,
-        help="kreassign: how often a batched --execute reads the cluster state.",
+        help="kreassign: the longest wait between two reads of the cluster state by a batched --execute (after a "
+        "read that started or finished a step the next comes in 100 ms, then the wait doubles up to MS).",
         metavar="MS",
         apache=False,
         panel=EXTENSIONS_PANEL,

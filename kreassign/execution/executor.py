@@ -53,6 +53,12 @@ from kreassign.planning.steps import (
 
 T = TypeVar("T")
 
+QUICK_POLL = 0.1
+"""Seconds to the poll after one that started or finished a step: the controller often completes a small
+step within a few hundred ms, and a run that waited a whole interval to notice would leave its slots idle
+for most of each step. The wait then doubles while nothing starts or finishes, up to the poll interval
+(so a long copy is polled at the interval after a few quick looks)."""
+
 METADATA_LAG_ALLOWANCE = 15.0
 """Seconds a run waits for the brokers to learn a topic the controller already has (one just created)."""
 
@@ -299,6 +305,7 @@ class BatchedExecutor:
         self._offline_since: dict[int, float] = {}
         self._live: set[int] = set()
         self._failing_since: float | None = None
+        self._wait = QUICK_POLL  # the wait before the next poll (see QUICK_POLL)
         self.cleanup_problems: list[str] = []
 
     # ---------------------------------------------------------------- the run
@@ -308,6 +315,7 @@ class BatchedExecutor:
             self._start()
             while True:
                 poll_started = self.clock()
+                before = (self._remaining_total, len(self.moving))
                 request = self._control()
                 if request == "cancel":
                     status, message = RunStatus.CANCELLED, "cancelled by --cancel"
@@ -329,8 +337,9 @@ class BatchedExecutor:
                     if not is_transient(exc) and not isinstance(exc, UnknownTopicOrPartitionError):
                         raise
                     self._wait_out(exc)
-                # a poll every interval: the time the poll took counts
-                self.sleep(max(0.0, self.poll_interval - (self.clock() - poll_started)))
+                # the time the poll took counts
+                wait = self._next_wait(before != (self._remaining_total, len(self.moving)))
+                self.sleep(max(0.0, wait - (self.clock() - poll_started)))
         except Interrupted as exc:
             status, message, signum = RunStatus.INTERRUPTED, f"interrupted by {exc}", exc.signum
         except BaseException as exc:
@@ -351,6 +360,12 @@ class BatchedExecutor:
             message,
             signum,
         )
+
+    def _next_wait(self, changed: bool) -> float:
+        """Seconds from the start of this poll to the next: QUICK_POLL after a poll that started or finished
+        a step, then twice the last wait, at most the poll interval."""
+        self._wait = min(QUICK_POLL if changed else self._wait * 2, self.poll_interval)
+        return self._wait
 
     def _start(self) -> None:
         self._live = {b.id for b in self.port.describe_brokers()}

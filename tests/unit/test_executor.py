@@ -814,7 +814,7 @@ def test_a_kill_between_polls_resumes_from_the_log_and_a_torn_last_line_is_ignor
     sim = cluster(limits=limits)
     sim.add_topic("t", [(0, 1, 2)] * 2, size=50 * MB)
     targets = {tp(p): (0, 1, 3) for p in range(2)}
-    killed_after_polls(8, sim, targets, tmp_path, limits, throttle=10 * MB)
+    killed_after_polls(11, sim, targets, tmp_path, limits, throttle=10 * MB)
     journal = Journal(tmp_path / "j.json")
     assert journal.log_path.exists()
     with journal.log_path.open("a") as log:
@@ -870,3 +870,28 @@ def test_a_journal_written_by_the_previous_version_resumes(tmp_path):
     assert outcome.status == "completed" and "Resuming" in out
     assert any("Resumed 1 step(s)" in e for e in recorder.events)
     assert [t for _, t in sim.submitted] == [(0, 2), (0, 2)]  # the one in flight adopted, not sent again
+
+
+def test_a_poll_that_started_or_finished_a_step_is_followed_quickly_then_the_wait_doubles_to_the_interval(tmp_path):
+    """A small step completes within a few hundred ms: the next poll comes QUICK_POLL after one that started or
+    finished a step, then twice the last wait while nothing changes, never more than --poll-interval-ms."""
+    from kreassign.execution.executor import QUICK_POLL
+
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=35 * MB)  # 3.5 s at 10 MB/s each
+    waits: list[float] = []
+    sleep = sim.sleep
+
+    def recorded(seconds):
+        waits.append(round(seconds, 6))
+        sleep(seconds)
+
+    sim.sleep = recorded
+    outcome, _ = run(sim, {tp(0): (0, 2), tp(1): (0, 2)}, tmp_path, limits, poll_interval=1.0)
+    assert outcome.status == "completed"
+    # partition 0 starts: 0.1, 0.2, 0.4, 0.8, then the interval, until it is seen done and partition 1 starts
+    assert waits[:6] == [QUICK_POLL, 0.2, 0.4, 0.8, 1.0, 1.0]
+    restarts = [i for i, w in enumerate(waits) if w == QUICK_POLL]
+    assert len(restarts) == 2 and waits[restarts[1] : restarts[1] + 4] == [QUICK_POLL, 0.2, 0.4, 0.8]
+    assert max(waits) == 1.0
