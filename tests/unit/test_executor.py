@@ -21,7 +21,7 @@ from kreassign.errors import (
     TransientClusterError,
     UnknownTopicOrPartitionError,
 )
-from kreassign.execution.executor import Interrupted, Progress, StalledError
+from kreassign.execution.executor import QUICK_POLL, Interrupted, Progress, StalledError
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
@@ -631,9 +631,13 @@ def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_ste
 
     sim.__class__ = Lagging
     sim.stale = {}
+    waits: list[float] = []
+    sleep = sim.sleep
+    sim.sleep = lambda seconds: (waits.append(seconds), sleep(seconds))
     outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits)
     assert outcome.status == "completed"
     assert [t for _, t in sim.submitted] == [(2, 0, 1), (2, 3)]
+    assert waits.count(QUICK_POLL) >= 60  # the finished step's lagging metadata is looked at again quickly
 
 
 def test_a_finished_step_whose_metadata_still_shows_its_source_is_waited_for_not_resubmitted(tmp_path):
@@ -875,8 +879,6 @@ def test_a_journal_written_by_the_previous_version_resumes(tmp_path):
 def test_a_poll_that_started_or_finished_a_step_is_followed_quickly_then_the_wait_doubles_to_the_interval(tmp_path):
     """A small step completes within a few hundred ms: the next poll comes QUICK_POLL after one that started or
     finished a step, then twice the last wait while nothing changes, never more than --poll-interval-ms."""
-    from kreassign.execution.executor import QUICK_POLL
-
     limits = Limits(partitions=1)
     sim = cluster(limits=limits)
     sim.add_topic("t", [(0, 1)] * 2, size=35 * MB)  # 3.5 s at 10 MB/s each
@@ -895,3 +897,32 @@ def test_a_poll_that_started_or_finished_a_step_is_followed_quickly_then_the_wai
     restarts = [i for i, w in enumerate(waits) if w == QUICK_POLL]
     assert len(restarts) == 2 and waits[restarts[1] : restarts[1] + 4] == [QUICK_POLL, 0.2, 0.4, 0.8]
     assert max(waits) == 1.0
+
+
+def test_a_finished_leader_step_is_elected_even_when_the_metadata_isr_lags(tmp_path):
+    """Seen on the real cluster: after a window of 200 leader steps, the ISR a broker's metadata showed was up to
+    5 s behind the controller, which had already ended the reassignments (it does so only with every target
+    replica in the ISR). The election goes to the controller at once; the metadata's ISR is not waited for."""
+    limits = Limits(partitions=1)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)], size=5 * MB)
+
+    class LaggingIsr(Watched):
+        lagging = 50  # describes that still show broker 2 out of the ISR once it has joined
+
+        def describe_topics(self, topics):
+            described = super().describe_topics(topics)
+            infos = described["t"]
+            info = infos[0]
+            if 2 in info.isr and self.lagging > 0:
+                self.lagging -= 1
+                infos[0] = type(info)(info.partition, info.replicas, tuple(b for b in info.isr if b != 2), info.leader)
+            return described
+
+    sim.__class__ = LaggingIsr
+    lagging_at_elections: list[int] = []
+    elect = sim.elect_preferred_leaders
+    sim.elect_preferred_leaders = lambda partitions: (lagging_at_elections.append(sim.lagging), elect(partitions))[1]
+    outcome, _ = run(sim, {tp(0): (2, 0)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert len(lagging_at_elections) == 1 and lagging_at_elections[0] > 0  # elected while the metadata lagged
