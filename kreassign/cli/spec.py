@@ -271,7 +271,7 @@ _SPECS = (
         int,
         1000,
         help="kreassign: the longest wait between two reads of the cluster state by a batched --execute (after a "
-        "read that started or finished a step the next comes in 100 ms, then the wait doubles up to MS).",
+        "read that started or finished a step the next comes in 100 ms, then 100 ms later each time, up to MS).",
         metavar="MS",
         apache=False,
         panel=EXTENSIONS_PANEL,

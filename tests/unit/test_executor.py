@@ -876,12 +876,12 @@ def test_a_journal_written_by_the_previous_version_resumes(tmp_path):
     assert [t for _, t in sim.submitted] == [(0, 2), (0, 2)]  # the one in flight adopted, not sent again
 
 
-def test_a_poll_that_started_or_finished_a_step_is_followed_quickly_then_the_wait_doubles_to_the_interval(tmp_path):
-    """A small step completes within a few hundred ms: the next poll comes QUICK_POLL after one that started or
-    finished a step, then twice the last wait while nothing changes, never more than --poll-interval-ms."""
+def test_a_poll_that_started_or_finished_a_step_is_followed_quickly_then_the_wait_grows_to_the_interval(tmp_path):
+    """A small step completes within a second: the next poll comes QUICK_POLL after one that started or
+    finished a step, then QUICK_POLL later at each poll while nothing changes, never more than --poll-interval-ms."""
     limits = Limits(partitions=1)
     sim = cluster(limits=limits)
-    sim.add_topic("t", [(0, 1)] * 2, size=35 * MB)  # 3.5 s at 10 MB/s each
+    sim.add_topic("t", [(0, 1)] * 2, size=100 * MB)  # 10 s at 10 MB/s each
     waits: list[float] = []
     sleep = sim.sleep
 
@@ -892,10 +892,11 @@ def test_a_poll_that_started_or_finished_a_step_is_followed_quickly_then_the_wai
     sim.sleep = recorded
     outcome, _ = run(sim, {tp(0): (0, 2), tp(1): (0, 2)}, tmp_path, limits, poll_interval=1.0)
     assert outcome.status == "completed"
-    # partition 0 starts: 0.1, 0.2, 0.4, 0.8, then the interval, until it is seen done and partition 1 starts
-    assert waits[:6] == [QUICK_POLL, 0.2, 0.4, 0.8, 1.0, 1.0]
+    # partition 0 starts: 0.1, 0.2 ... 0.9, then the interval, until it is seen done and partition 1 starts
+    ramp = [round(QUICK_POLL * n, 6) for n in range(1, 10)]
+    assert waits[:11] == [*ramp, 1.0, 1.0]
     restarts = [i for i, w in enumerate(waits) if w == QUICK_POLL]
-    assert len(restarts) == 2 and waits[restarts[1] : restarts[1] + 4] == [QUICK_POLL, 0.2, 0.4, 0.8]
+    assert len(restarts) == 2 and waits[restarts[1] : restarts[1] + 9] == ramp
     assert max(waits) == 1.0
 
 
