@@ -126,14 +126,14 @@ def _scrubbed(write: Callable[[str], None], configs: list) -> Callable[[str], No
 
 def open_cluster(args: ParsedArgs):
     """The Kafka adapter, configured like the Apache tool's Admin client (no connection yet)."""
+    if args.has("cluster-snapshot-file"):  # kreassign: an offline snapshot instead of a cluster
+        from kreassign.snapshot import SnapshotCluster
+
+        return SnapshotCluster.open(str(args.value("cluster-snapshot-file")))  # the Kafka clients stay unloaded
     from kreassign.cluster.bootstrap import parse_bootstrap_addresses
     from kreassign.cluster.client_config import load_client_config
     from kreassign.cluster.kafka import KafkaCluster
 
-    if args.has("cluster-snapshot-file"):  # kreassign: an offline snapshot instead of a cluster
-        from kreassign.snapshot import SnapshotCluster
-
-        return SnapshotCluster.open(str(args.value("cluster-snapshot-file")))
     config = load_client_config(args.value("command-config")) if args.has("command-config") else None
     if args.has("bootstrap-controller"):
         controllers = args.value("bootstrap-controller")

@@ -107,7 +107,7 @@ def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
     floor, extra = divmod(total, brokers)
     ceil = floor + (1 if extra else 0)
     over = sum(v - ceil for v in values if v > ceil)
-    under = sum(floor - v for v in values if v < floor) + floor * (brokers - len(values))
+    under = sum(floor - v for v in values if v < floor) + floor * (brokers - len(values)) if floor else 0
     return max(over, under), total
 
 
@@ -252,20 +252,27 @@ def measure_plan(
     leaders0: Counter[int] = Counter(map(itemgetter(0), filter(None, befores)))
     leaders1: Counter[int] = Counter(map(itemgetter(0), filter(None, afters)))
     held0 = dict.fromkeys(replicas0, 0)  # plain dicts: faster to add to than Counters
-    held1 = dict.fromkeys(replicas1, 0)
     moved = moved_bytes = leaders_changed = total_bytes = 0
+    changed = []  # the bytes after are those before, but for these (most partitions keep their replicas)
     for before, after, size in zip(befores, afters, sizes, strict=True):
         if size:
             for b in before:
                 held0[b] += size
-            for b in after:
-                held1[b] += size
             total_bytes += size * len(before)
         if before != tuple(after):
             added = len(set(after).difference(before))
             moved += added
             moved_bytes += added * size
             leaders_changed += bool(before and after and before[0] != after[0])
+            if size:
+                changed.append((before, after, size))
+    held1 = dict.fromkeys(replicas1, 0)  # in this order (a broker that holds nothing after ends at 0)
+    held1.update(held0)
+    for before, after, size in changed:
+        for b in before:
+            held1[b] -= size
+        for b in after:
+            held1[b] += size
     bytes0 = {b: n for b, n in held0.items() if n}
     bytes1 = {b: n for b, n in held1.items() if n}
     dimensions = [
