@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_batched_scale.py [--partitions 2000] [--max-partition-movements 200]
 
-Topics of empty partitions, RF 2 on brokers 1 and 2. Two plans, each on a fresh topic:
+Topics of empty partitions, RF 2 on brokers 1 and 2, each plan on a fresh topic whose logs the brokers have
+all created (DescribeLogDirs). Two plans:
 
 * ``follower``: every partition moves its follower to broker 3 (one step each);
 * ``leader``: every partition goes to [3, 1] (broker 3 added as the new leader: two steps and one
@@ -107,6 +108,25 @@ def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> N
             time.sleep(0.5)
 
 
+def wait_until_settled(port: KafkaCluster, topic: str, brokers: list[int], partitions: int, timeout: float = 300.0) -> float:
+    """Seconds until every broker of the topic just created has created its logs (DescribeLogDirs lists
+    them). The controller puts every replica in the ISR at creation, but the brokers create thousands of
+    logs after, and a reassignment submitted meanwhile waits for them (measured: the first window of 200
+    steps took 14 to 28 s, the next ones 1.5 to 3 s). Both tools start on a settled topic, so the
+    benchmark times the reassignment, not the topic's creation."""
+    start = time.monotonic()
+    wanted = len(brokers) * partitions
+    while True:
+        try:
+            if sum(r.topic == topic for r in port.replica_sizes(brokers)) >= wanted:
+                return time.monotonic() - start
+        except KreassignError:
+            pass
+        if time.monotonic() - start > timeout:
+            raise TimeoutError(f"{topic} did not settle in {timeout:.0f} s")
+        time.sleep(0.5)
+
+
 def write_plan(path: Path, topic: str, partitions: int, target: list[int]) -> str:
     plan = {
         "version": 1,
@@ -161,6 +181,8 @@ def main() -> int:
                     topic = f"scale-{kind}-{tool}"
                     create_topic(bootstrap, topic, [[1, 2]] * args.partitions)
                     wait_for_configs(port, topic)
+                    settled = wait_until_settled(port, topic, [1, 2], args.partitions)
+                    print(f"{topic}: settled after {settled:.1f} s", file=sys.stderr, flush=True)
                     plan = write_plan(tmp / f"{topic}.json", topic, args.partitions, TARGETS[kind])
                     if tool == "apache":
                         rows.append((kind, tool, apache(bootstrap, plan), None))

@@ -270,8 +270,8 @@ _SPECS = (
         Arity.REQUIRED,
         int,
         1000,
-        help="kreassign: the longest wait between two reads of the cluster state by a batched --execute (after a "
-        "read that started or finished a step the next comes in 100 ms, then 100 ms later each time, up to MS).",
+        help="kreassign: the longest wait between two reads of the cluster state by a batched --execute (the wait "
+        "is a quarter of the time since a step last started or finished, 100 ms at least, MS at most).",
         metavar="MS",
         apache=False,
         panel=EXTENSIONS_PANEL,

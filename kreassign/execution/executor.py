@@ -54,12 +54,11 @@ from kreassign.planning.steps import (
 T = TypeVar("T")
 
 QUICK_POLL = 0.1
-"""Seconds to the poll after one that started or finished a step, or saw a finished step whose metadata lags:
-the controller often completes a small step within a second, and a run that waited a whole interval to
-notice would leave its slots idle for most of each step. Each poll that changes nothing waits QUICK_POLL
-longer, up to the poll interval: with 1 s, polls come 0.1, 0.3, 0.6, 1.0, 1.5 ... 5.5 s after a change and
-then every second, so a long copy costs ten quick looks. (Measured with 50 ms polls on the real cluster: a
-window of 200 small leader steps ends 1.0 to 1.4 s after it starts; doubling waits noticed it at 1.5 s.)"""
+"""The shortest wait between polls (seconds). The wait is a quarter of the time since the last poll that started
+or finished a step (or saw a finished step whose metadata lags), at least QUICK_POLL and at most the poll
+interval: a step is noticed at most 25 % (+QUICK_POLL) after it ends, and a long copy is polled at the interval
+from 4 intervals on. Measured on the real cluster with 50 ms polls: a window of 200 small steps ends 1.0 to
+1.5 s after it starts; polling at the interval left the slots idle up to a second per window."""
 
 METADATA_LAG_ALLOWANCE = 15.0
 """Seconds a run waits for the brokers to learn a topic the controller already has (one just created)."""
@@ -307,7 +306,7 @@ class BatchedExecutor:
         self._offline_since: dict[int, float] = {}
         self._live: set[int] = set()
         self._failing_since: float | None = None
-        self._wait = QUICK_POLL  # the wait before the next poll (see QUICK_POLL)
+        self._changed_at = clock()  # the start of the last poll that started or finished a step (QUICK_POLL)
         self.cleanup_problems: list[str] = []
 
     # ---------------------------------------------------------------- the run
@@ -339,9 +338,11 @@ class BatchedExecutor:
                     if not is_transient(exc) and not isinstance(exc, UnknownTopicOrPartitionError):
                         raise
                     self._wait_out(exc)
-                # the time the poll took counts
-                # quick while a finished step waits for a broker's metadata: it usually catches up in ms
-                wait = self._next_wait(before != (self._remaining_total, len(self.moving)) or bool(self._lag_notes))
+                # the next poll (see QUICK_POLL), the time this one took included; a finished step waiting for a
+                # broker's metadata counts as a change (the metadata usually catches up within ms)
+                if before != (self._remaining_total, len(self.moving)) or self._lag_notes:
+                    self._changed_at = poll_started
+                wait = min(self.poll_interval, max(QUICK_POLL, (poll_started - self._changed_at) / 4))
                 self.sleep(max(0.0, wait - (self.clock() - poll_started)))
         except Interrupted as exc:
             status, message, signum = RunStatus.INTERRUPTED, f"interrupted by {exc}", exc.signum
@@ -363,12 +364,6 @@ class BatchedExecutor:
             message,
             signum,
         )
-
-    def _next_wait(self, changed: bool) -> float:
-        """Seconds from the start of this poll to the next: QUICK_POLL after a poll that started or finished
-        a step, then QUICK_POLL longer at each poll while nothing does, at most the poll interval."""
-        self._wait = min(QUICK_POLL if changed else self._wait + QUICK_POLL, self.poll_interval)
-        return self._wait
 
     def _start(self) -> None:
         self._live = {b.id for b in self.port.describe_brokers()}
