@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -215,7 +216,8 @@ def main() -> None:
                     master = master or args.spark_master
                     argv += ["--spark-master", master] if master else []
                     argv += [f"--spark-conf={conf}" for conf in args.spark_conf]
-            out = Path(tempfile.mkstemp(prefix=f"plan-{engine}-{size}-", suffix=".txt", dir=work)[1])
+            name = re.sub(r"[^A-Za-z0-9@.\[\]-]+", "_", engine)  # spark@spark://HOST:PORT names no file
+            out = Path(tempfile.mkstemp(prefix=f"plan-{name}-{size}-", suffix=".txt", dir=work)[1])
             cpu = children_cpu()
             wall, peak, code, err = timed_run(argv, out)
             cpu = children_cpu() - cpu
