@@ -88,8 +88,11 @@ class PollTimes:
         self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
         if self.verbose:
             calls = dict(self.port.calls - self._mark[1])
-            print(f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s {calls}; sleep {seconds:.2f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s {calls}; sleep {seconds:.2f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         time.sleep(seconds)
         self._mark = (time.perf_counter(), Counter(self.port.calls))
 
@@ -108,7 +111,9 @@ def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> N
             time.sleep(0.5)
 
 
-def wait_until_settled(port: KafkaCluster, topic: str, brokers: list[int], partitions: int, timeout: float = 300.0) -> float:
+def wait_until_settled(
+    port: KafkaCluster, topic: str, brokers: list[int], partitions: int, timeout: float = 300.0
+) -> float:
     """Seconds until every broker of the topic just created has created its logs (DescribeLogDirs lists
     them). The controller puts every replica in the ISR at creation, but the brokers create thousands of
     logs after, and a reassignment submitted meanwhile waits for them (measured: the first window of 200

@@ -894,6 +894,7 @@ def test_a_finished_step_is_noticed_at_most_a_quarter_late_and_a_long_copy_is_po
     assert sim.clock() <= 1.25 * 1.2 + QUICK_POLL + 1.25 * 10 + QUICK_POLL + 1e-9
     assert waits.count(1.0) >= 3  # u's long copy is polled at the interval once 4 s have passed
 
+
 def test_a_finished_leader_step_is_elected_even_when_the_metadata_isr_lags(tmp_path):
     """Seen on the real cluster: after a window of 200 leader steps, the ISR a broker's metadata showed was up to
     5 s behind the controller, which had already ended the reassignments (it does so only with every target
