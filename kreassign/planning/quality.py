@@ -107,7 +107,7 @@ def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
     floor, extra = divmod(total, brokers)
     ceil = floor + (1 if extra else 0)
     over = sum(v - ceil for v in values if v > ceil)
-    under = sum(floor - v for v in values if v < floor) + floor * (brokers - len(values)) if floor else 0
+    under = (sum(floor - v for v in values if v < floor) + floor * (brokers - len(values))) if floor else 0
     return max(over, under), total
 
 
