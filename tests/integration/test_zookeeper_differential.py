@@ -187,6 +187,9 @@ def test_throttled_execute_verify_and_rollback(zk_cluster, zk, tmp_path):
         [*bootstrap, "--execute", "--additional", "--reassignment-json-file", plan, "--throttle", "500000000"]
     )
     assert raised.code == 0, raised
+    # The admin API's reassignment takes over from the znode's, and the controller deletes the znode as it
+    # does (KIP-455), before the copy ends: wait for the topic znode to show the target too.
+    assert wait_until(lambda: replicas(zk_cluster, topic) == {0: [2, 3], 1: [3, 1]}, timeout=120)
     assert wait_until(lambda: znode_json(zk_cluster, "/admin/reassign_partitions") is None, timeout=120)
     for first in ("apache", "kreassign"):  # the first run clears the throttles, the second finds none
         done = _both(verify, first=first)
