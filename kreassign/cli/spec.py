@@ -234,7 +234,7 @@ _SPECS = (
         "order",
         Arity.REQUIRED,
         default="plan",
-        help="kreassign: batched --execute; which waiting steps start first, after leader movements (with "
+        help="kreassign: batched --execute; which waiting steps start first, after the steps that copy nothing and the leader movements (with "
         "--max-broker-movements, among the least crowded: fewest copies on the busiest link they would use): "
         "'plan' (the plan's order, default), 'small-first' or 'large-first' (by partition size).",
         metavar="plan|small-first|large-first",

@@ -10,11 +10,11 @@ healthy, append what changed to the journal, report progress. What a poll asks t
 grows with the steps in flight, not with the plan. The state of each partition is read from the cluster
 when the run starts, so a resumed run never repeats a finished step.
 
-Waiting steps sit in a priority queue (leader movements first, then the chosen order; with per-broker
-limits, the least crowded of the steps read start first: ``select_steps``); a step that cannot start
-because a broker (or L) is full is parked on that broker (in priority order) and looked at again only
-while a slot of that broker is free, RELEASE_PER_SLOT per free slot and poll, best first, so choosing
-costs what it starts, not what waits.
+Waiting steps sit in a priority queue (``priority``: steps that copy nothing, then leader movements, then
+the chosen order; with per-broker limits, the least crowded of the steps read start first:
+``select_steps``); a step that cannot start because a broker (or L) is full is parked on that broker (in
+priority order) and looked at again only while a slot of that broker is free, RELEASE_PER_SLOT per free
+slot and poll, best first, so choosing costs what it starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
 steps still moving (unless the plan completed), restores the throttles recorded before the first step,

@@ -29,20 +29,21 @@ After every completed step the replication factor is at least ``min(|CR|, |FTR|)
 Batches (``select_steps``): at most P partitions moving at once, at most L of them moving their leader,
 and with a per-broker limit N, no broker part of more than N steps at once (a step counts against every
 broker that receives a new replica and against the partition's current leader, which serves the copy; a
-step that copies nothing counts against none). Steps are taken greedily in priority order (leader
-movements first, then the plan's order or the order of sizes): a step is skipped only when one of its
-brokers, or L, is full, so no broker with a free slot waits while a step for it waits behind others. The
-executor calls it whenever a slot frees up (a sliding window, not rounds).
+step that copies nothing counts against none). Steps are taken greedily in priority order (``tier``:
+steps that copy nothing, then leader movements, then the others; within a tier the plan's order or the
+order of sizes): a step is skipped only when one of its brokers, or L, is full, so no broker with a free
+slot waits while a step for it waits behind others. The executor calls it whenever a slot frees up (a
+sliding window, not rounds).
 
-With a per-broker limit, the free slots go to the least crowded steps first (leader movements still
-before the others; the priority order among equally crowded steps). A step's *crowd* is the most copies
-that one link it uses would carry once it starts: the serving leader's outgoing link (one copy per new
-replica) and each new replica's incoming link. Links are shared by the copies crossing them, so a copy on
-a crowded link moves slowly and holds its slots on both brokers for long while the rate of its brokers'
-other links goes unused; N counts steps, not bandwidth, so which steps take the slots decides how close a
-plan gets to its physical floor. When every broker both sends and receives (racks swapped), taking steps
-in priority order filled the slots of the busiest brokers with copies squeezed on the far side of their
-links (bench/bench_scheduler.py).
+With a per-broker limit, the free slots go to the least crowded steps first (tier by tier; the priority
+order among equally crowded steps). A step's *crowd* is the most copies that one link it uses would carry
+once it starts: the serving leader's outgoing link (one copy per new replica) and each new replica's
+incoming link. Links are shared by the copies crossing them, so a copy on a crowded link moves slowly and
+holds its slots on both brokers for long while the rate of its brokers' other links goes unused; N counts
+steps, not bandwidth, so which steps take the slots decides how close a plan gets to its physical floor.
+When every broker both sends and receives (racks swapped), taking steps in priority order filled the
+slots of the busiest brokers with copies squeezed on the far side of their links
+(bench/bench_scheduler.py).
 """
 
 from __future__ import annotations
@@ -163,9 +164,17 @@ def step_brokers(step: Step, leader: int | None = None) -> frozenset[int]:
     return frozenset(step.adding) | (frozenset() if source is None else frozenset([source]))
 
 
+def tier(step: Step) -> int:
+    """0: the step copies nothing (a reorder for a new leader, or drops: it ends at once and the drops
+    free the extra replicas a partition holds between its steps); 1: a leader movement that copies; 2: the
+    others."""
+    return 0 if not step.adding else 1 if step.moves_leader else 2
+
+
 def priority(step: Step, rank: int) -> tuple[int, int]:
-    """Leader movements first, then by ``rank`` (the position in the chosen order)."""
-    return (0 if step.moves_leader else 1, rank)
+    """Steps that copy nothing first, then leader movements, then by ``rank`` (the position in the chosen
+    order)."""
+    return (tier(step), rank)
 
 
 def serving(step: Step, leader: int | None = None) -> int | None:
@@ -187,7 +196,7 @@ def crowd(step: Step, leader: int | None, copies_in: Mapping[int, int], copies_o
 
 _NONE_FULL = -1  # no broker of the step is full (broker ids are never negative)
 LOOKAHEAD = 4  # with per-broker limits, steps that may start read at a time per free slot of P
-_Group = tuple[bool, int | None, tuple[int, ...]]  # not a leader movement, serving leader, new replicas
+_Group = tuple[int, bool, int | None, tuple[int, ...]]  # tier, moves the leader, serving leader, new replicas
 
 
 def select_steps(
@@ -205,7 +214,7 @@ def select_steps(
 ) -> list[Step]:
     """Which candidate steps start now, given how many partitions (and leader movements) are already
     moving and how many steps each broker is part of (``broker_load``). ``candidates`` are the next steps
-    of idle partitions, in priority order (leader movements first: see ``priority``). The per-broker limit
+    of idle partitions, in priority order (see ``priority``). The per-broker limit
     is ``broker_limit`` when given (an adapted one), else ``limits.brokers``. ``blocked(step, broker)`` hears
     of each step left out because ``broker`` (None: L) is full. Without a per-broker limit the steps are
     taken in candidate order. With one, the least crowded go first (``crowd``, from the copies in flight
@@ -239,26 +248,27 @@ def select_steps(
         return next((b for b in sorted(brokers) if load[b] >= per_broker), _NONE_FULL)
 
     # Steps with the same serving leader and the same new replicas load the same brokers and links: they
-    # are one group, in candidate order (leader movements and the others apart, for L and for priority). A
+    # are one group, in candidate order (tiers and leader movements apart, for priority and for L). A
     # group's crowd only grows as steps are taken, so looking at the groups of the lowest crowd first, by
     # the candidate order of their next step, and moving a group whose crowd grew to its new level, takes
     # the least crowded step each time (the first in candidate order among equals).
     groups: dict[_Group, deque[tuple[int, Step]]] = {}
     closed: dict[_Group, int | None] = {}  # groups that cannot start: why
-    levels: tuple[dict[int, list[tuple[int, _Group]]], ...] = ({}, {})  # crowd -> heap of (next place, group)
+    # per tier: crowd -> heap of (next place, group)
+    levels: tuple[dict[int, list[tuple[int, _Group]]], ...] = ({}, {}, {})
     taken: list[tuple[int, Step]] = []
     reading = enumerate(candidates)
     while True:
         # with P the limit, only LOOKAHEAD steps that may start per free slot are read at a time
         may_start, read_all = 0, True
         for place, step in reading:
-            key = (not step.moves_leader, serving(step, leader_of(step)), step.adding)
+            key = (tier(step), step.moves_leader, serving(step, leader_of(step)), step.adding)
             if key in closed:
                 blocked(step, closed[key])
                 continue
             members = groups.get(key)
             if not members:
-                why = shut(step, step_brokers(step, key[1]))
+                why = shut(step, step_brokers(step, key[2]))
                 if why != _NONE_FULL:
                     closed[key] = why
                     blocked(step, why)
@@ -270,14 +280,14 @@ def select_steps(
             if free is not None and may_start >= LOOKAHEAD * (free - len(taken)):
                 read_all = False
                 break
-        for by_crowd in levels:  # leader movements first
+        for by_crowd in levels:  # by tier: steps that copy nothing, leader movements, the others
             while by_crowd:
                 level = min(by_crowd)
                 heap = by_crowd.pop(level)
                 while heap:
                     key = heapq.heappop(heap)[1]
                     members = groups[key]
-                    step, source = members[0][1], key[1]
+                    step, source = members[0][1], key[2]
                     brokers = step_brokers(step, source)
                     why = shut(step, brokers)
                     if why != _NONE_FULL:

@@ -16,7 +16,7 @@ from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.adaptive import Aimd, Signals
-from kreassign.planning.steps import Limits, crowd, priority, select_steps, step_brokers
+from kreassign.planning.steps import Limits, crowd, priority, select_steps, step_brokers, tier
 
 MB = 1_000_000
 
@@ -157,6 +157,28 @@ def test_per_broker_limit_spreads_the_moves_of_an_added_broker_and_fills_free_sl
     assert all(sim.peak_per_broker[b] == 2 for b in (9, 10, 11))  # every new broker kept busy
 
 
+def test_a_partition_drops_its_extra_replica_before_other_partitions_move_their_leader(tmp_path):
+    """[0, 1] -> [2, 0]: a leader movement adding broker 2 (three replicas for a while), its election, then a
+    step that drops broker 1. The drop copies nothing and goes before the other partitions' leader movements,
+    so at most P partitions hold an extra replica at a time; taken after every leader movement, all 30 did."""
+    limits = Limits(partitions=5)
+    sim = sampled(3, limits)
+    sim.add_topic("t", [(0, 1)] * 30, size=20 * MB)
+    targets = {tp(p): (2, 0) for p in range(30)}
+    extra: list[int] = []
+    sample = sim.sample
+
+    def sample_extra():
+        sample()
+        extra.append(sum(len(sim.partitions[t].replicas) - 2 for t in targets))
+
+    sim.sample = sample_extra
+    outcome, _ = run(sim, targets, tmp_path, limits)
+    assert outcome.status == "completed" and outcome.steps_done == 60
+    assert all(sim.partitions[t].replicas == [2, 0] and sim.partitions[t].leader == 2 for t in targets)
+    assert 0 < max(extra) <= limits.partitions
+
+
 def test_a_step_whose_leader_moved_after_it_was_chosen_waits_rather_than_overload_the_new_leader(tmp_path):
     """Both steps fit N=1 when chosen (leaders 0 and 1); then the leader of the second moves to broker 0,
     outside the plan, before it is submitted: it would load broker 0 twice, so it waits for the first."""
@@ -238,8 +260,8 @@ def test_with_p_the_limit_only_a_few_steps_per_free_slot_are_read():
 
 
 def reference_select(candidates, moving_partitions, moving_leaders, limits, load, leaders, copies_in, copies_out):
-    """The rule, step by step: among the steps that may start, a leader movement before the others, then the
-    fewest copies on the busiest link the step would use, then the candidate order."""
+    """The rule, step by step: among the steps that may start, the lowest tier (copies nothing, leader movement,
+    the others), then the fewest copies on the busiest link the step would use, then the candidate order."""
     free = None if limits.partitions is None else max(0, limits.partitions - moving_partitions)
     leader_free = None if limits.leaders is None else max(0, limits.leaders - moving_leaders)
     load, into, out = Counter(load), Counter(copies_in), Counter(copies_out)
@@ -263,7 +285,7 @@ def reference_select(candidates, moving_partitions, moving_leaders, limits, load
         ]
         if not startable:
             break
-        place, step = min(startable, key=lambda e: (not e[1].moves_leader, links(e[1]), e[0]))
+        place, step = min(startable, key=lambda e: (tier(e[1]), links(e[1]), e[0]))
         left.remove((place, step))
         chosen.append((place, step))
         load.update(step_brokers(step, leaders.get(step.partition)))
@@ -338,9 +360,9 @@ def test_select_steps_keeps_every_limit_and_takes_the_least_crowded_first(case):
             assert broker in step_brokers(step, leaders.get(step.partition)) and after[broker] >= limits.brokers
     if free is None or len(chosen) < free:
         assert {*chosen, *why} == set(candidates)
-    # leader movements first: a step of the others starts only when no leader movement could
-    if any(not s.moves_leader for s in chosen):
-        assert all(s in chosen or s in why for s in candidates if s.moves_leader)
+    # tier by tier: a step starts only when every step of a lower tier started or could not
+    for step in chosen:
+        assert all(s in chosen or s in why for s in candidates if tier(s) < tier(step))
     # the same steps as the rule applied one step at a time, when the whole list was read
     if free is None or len(candidates) <= LOOKAHEAD * free:
         expected = reference_select(candidates, moving_p, moving_l, limits, load, leaders, copies_in, copies_out)
