@@ -47,8 +47,9 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import itemgetter
+from functools import partial
+from itertools import chain, repeat
+from operator import add, itemgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError
@@ -123,10 +124,11 @@ class BalanceContext:
 
     def fits(self, broker: int, replicas: Sequence[int], cap: int) -> bool:
         """May ``broker`` join a partition whose replicas are ``replicas``?"""
-        if broker in replicas or not self.chosen(broker):
+        group_of: dict[int, str] = self._group  # type: ignore[attr-defined]  # the chosen brokers' groups
+        group = group_of.get(broker)
+        if group is None or broker in replicas:
             return False
-        group = self.group(broker)
-        return sum(1 for b in replicas if self.chosen(b) and self.group(b) == group) < cap
+        return list(map(group_of.get, replicas)).count(group) < cap
 
 
 def make_context(
@@ -241,40 +243,42 @@ def shed_from_broker(
             if items is None:
                 items = ranks[rank] = []
             items.append((size, topic, partition))
-    held_per_topic: Counter[str] = Counter()
-    for items in ranks.values():
-        held_per_topic.update(map(itemgetter(1), items))
+    held_per_topic: Counter[str] = Counter(map(itemgetter(0), held))
     totals = topic_totals or {}
 
     def level(topic: str) -> int:
+        """0: held above the ceil of the topic's even share, 1: above its floor, 2: otherwise. (With T
+        replicas over B brokers, n > floor(T/B) is n*B > T, and n > ceil(T/B) is (n-1)*B >= T.)"""
         if topic_totals is None:
             return 0
-        floor, extra = divmod(totals.get(topic, 0), brokers)
-        held_now = held_per_topic[topic]
-        return 0 if held_now > floor + (1 if extra else 0) else 1 if held_now > floor else 2
+        n, total = held_per_topic[topic], totals.get(topic, 0)
+        return 0 if (n - 1) * brokers >= total else 1 if n * brokers > total else 2
 
     chosen: list[tuple[str, int]] = []
     for rank in sorted(ranks):
         items = ranks[rank]
-        where = dict.fromkeys(map(itemgetter(1), items), 0)
-        if topic_totals is not None:
-            for t in where:  # level(t), inline: this runs once per topic held
-                floor, extra = divmod(totals.get(t, 0), brokers)
-                n = held_per_topic[t]
-                where[t] = 0 if n > floor + (1 if extra else 0) else 1 if n > floor else 2
+        topics = held_per_topic.keys() if len(ranks) == 1 else dict.fromkeys(map(itemgetter(1), items))
+        if topic_totals is None:
+            where = dict.fromkeys(topics, 0)
+        else:  # level(t) for each topic held, inline
+            where = {
+                t: 0 if (n - 1) * brokers >= total else 1 if n * brokers > total else 2
+                for t, n, total in zip(
+                    topics, map(held_per_topic.__getitem__, topics), map(totals.get, topics, repeat(0)), strict=True
+                )
+            }
         levels = set(where.values())
         if len(levels) == 1:  # one bucket holds them all
             buckets: list[list[tuple[int, str, int]]] = [[], [], []]
             buckets[levels.pop()] = items
         else:
             buckets = [[item for item in items if where[item[1]] == k] for k in range(3)]
-        # the items of each topic held more than once here (only those move between buckets)
-        by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t, n in held_per_topic.items() if n > 1}
-        if by_topic:
-            for item in items:
-                same = by_topic.get(item[1])
-                if same is not None:
-                    same.append(item)
+        # the items of each topic held more than once (only those move between buckets)
+        several = {t for t, n in held_per_topic.items() if n > 1}
+        by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t in several}
+        if several:
+            for item in [item for item in items if item[1] in several]:
+                by_topic[item[1]].append(item)
         for bucket in buckets:
             bucket.sort()
         while len(chosen) < count:
@@ -686,9 +690,12 @@ def plan_balanced(
     lower bound, when the caller has it already."""
     from kreassign.planning.quality import minimum_movement
 
-    currents = {(t, p): replicas for t, p, replicas, _ in rows}
-    normalized = {(t, p): normalize_partition(ctx, replicas) for t, p, replicas, _ in rows}
-    totals = topic_totals(((t, len(kept) + vacancies) for (t, _), (kept, vacancies) in normalized.items()))
+    currents = dict(zip(map(itemgetter(0, 1), rows), map(itemgetter(2), rows), strict=True))
+    if len(currents) < len(rows):  # a partition listed twice: its last row counts, at the place of its first
+        rows = list({(t, p): (t, p, replicas, size) for t, p, replicas, size in rows}.values())
+    normalized = dict(zip(currents, map(partial(normalize_partition, ctx), currents.values()), strict=True))
+    kept, vacancies = map(itemgetter(0), normalized.values()), map(itemgetter(1), normalized.values())
+    totals = topic_totals(zip(map(itemgetter(0), rows), map(add, map(len, kept), vacancies), strict=True))
     final, repaired = place_replicas(rows, ctx, normalized, totals)
     moved = replicas_added(currents, final)
     if minimum_moves is None and not repaired:
@@ -703,7 +710,11 @@ def plan_balanced(
 def replicas_added(
     currents: Mapping[tuple[str, int], Sequence[int]], plan: Mapping[tuple[str, int], Sequence[int]]
 ) -> int:
-    return sum(len(set(replicas).difference(currents[key])) for key, replicas in plan.items())
+    return sum(
+        len(set(replicas).difference(current))
+        for current, replicas in zip(map(currents.__getitem__, plan), plan.values(), strict=True)
+        if replicas != current
+    )
 
 
 def place_replicas(
