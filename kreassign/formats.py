@@ -267,7 +267,7 @@ def format_reassignment_json(
 def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
     """``formatAsReassignmentJson`` from columns: the same bytes, topics sorted like ``compareTopicPartitions``
     (``String.compareTo``: UTF-16 code units, which differs from Python's code point order only between
-    characters above U+FFFF and those in U+E000..U+FFFF). One string per partition, built by one f-string."""
+    characters above U+FFFF and those in U+E000..U+FFFF). One string per partition, built by one %-format."""
     by_name = {name: (name, partitions, replicas, dirs) for name, partitions, replicas, dirs in topics}
     names = sorted(by_name)
     if not all(name.isascii() or not has_supplementary_characters(name) for name in names):
@@ -278,21 +278,22 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
     texts: list[str] = []
     for name in names:
         _, partitions, replicas, dirs = by_name[name]
-        head = '{"topic":' + quote_json_string(name) + ',"partition":'
+        # a %-template per replica count: one formatting per partition (%d of an int is its str())
+        head = '{"topic":' + quote_json_string(name).replace("%", "%%") + ',"partition":%d,"replicas":['
+        lengths = set(map(len, replicas))
         if dirs is None:
-            for length in set(map(len, replicas)) - any_dirs.keys():
-                any_dirs[length] = ",".join(['"' + ANY_LOG_DIR + '"'] * length)
-            entries = [
-                f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{any_dirs[len(on)]}]}}'
-                for p, on in zip(partitions, replicas, strict=True)
-            ]
+            for length in lengths - any_dirs.keys():
+                any_dirs[length] = ",".join(['"' + ANY_LOG_DIR + '"'] * length)  # no "%" to escape
+            forms = {n: head + ",".join(["%d"] * n) + '],"log_dirs":[' + any_dirs[n] + "]}" for n in lengths}
+            entries = [forms[len(on)] % (p, *on) for p, on in zip(partitions, replicas, strict=True)]
         else:
             for one in set(map(tuple, dirs)) - dirs_text.keys():
                 for log_dir in set(one) - quoted.keys():
                     quoted[log_dir] = quote_json_string(log_dir)  # type: ignore[arg-type]
                 dirs_text[one] = ",".join([quoted[log_dir] for log_dir in one])
+            forms = {n: head + ",".join(["%d"] * n) + '],"log_dirs":[%s]}' for n in lengths}
             entries = [
-                f'{head}{p},"replicas":[{",".join(map(str, on))}],"log_dirs":[{dirs_text[tuple(where)]}]}}'
+                forms[len(on)] % (p, *on, dirs_text[tuple(where)])
                 for p, on, where in zip(partitions, replicas, dirs, strict=True)
             ]
         if entries:

@@ -47,8 +47,9 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import itemgetter
+from functools import partial
+from itertools import chain, repeat
+from operator import add, itemgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError
@@ -123,10 +124,11 @@ class BalanceContext:
 
     def fits(self, broker: int, replicas: Sequence[int], cap: int) -> bool:
         """May ``broker`` join a partition whose replicas are ``replicas``?"""
-        if broker in replicas or not self.chosen(broker):
+        group_of: dict[int, str] = self._group  # type: ignore[attr-defined]  # the chosen brokers' groups
+        group = group_of.get(broker)
+        if group is None or broker in replicas:
             return False
-        group = self.group(broker)
-        return sum(1 for b in replicas if self.chosen(b) and self.group(b) == group) < cap
+        return list(map(group_of.get, replicas)).count(group) < cap
 
 
 def make_context(
@@ -241,40 +243,42 @@ def shed_from_broker(
             if items is None:
                 items = ranks[rank] = []
             items.append((size, topic, partition))
-    held_per_topic: Counter[str] = Counter()
-    for items in ranks.values():
-        held_per_topic.update(map(itemgetter(1), items))
+    held_per_topic: Counter[str] = Counter(map(itemgetter(0), held))
     totals = topic_totals or {}
 
     def level(topic: str) -> int:
+        """0: held above the ceil of the topic's even share, 1: above its floor, 2: otherwise. (With T
+        replicas over B brokers, n > floor(T/B) is n*B > T, and n > ceil(T/B) is (n-1)*B >= T.)"""
         if topic_totals is None:
             return 0
-        floor, extra = divmod(totals.get(topic, 0), brokers)
-        held_now = held_per_topic[topic]
-        return 0 if held_now > floor + (1 if extra else 0) else 1 if held_now > floor else 2
+        n, total = held_per_topic[topic], totals.get(topic, 0)
+        return 0 if (n - 1) * brokers >= total else 1 if n * brokers > total else 2
 
     chosen: list[tuple[str, int]] = []
     for rank in sorted(ranks):
         items = ranks[rank]
-        where = dict.fromkeys(map(itemgetter(1), items), 0)
-        if topic_totals is not None:
-            for t in where:  # level(t), inline: this runs once per topic held
-                floor, extra = divmod(totals.get(t, 0), brokers)
-                n = held_per_topic[t]
-                where[t] = 0 if n > floor + (1 if extra else 0) else 1 if n > floor else 2
+        topics = held_per_topic.keys() if len(ranks) == 1 else dict.fromkeys(map(itemgetter(1), items))
+        if topic_totals is None:
+            where = dict.fromkeys(topics, 0)
+        else:  # level(t) for each topic held, inline
+            where = {
+                t: 0 if (n - 1) * brokers >= total else 1 if n * brokers > total else 2
+                for t, n, total in zip(
+                    topics, map(held_per_topic.__getitem__, topics), map(totals.get, topics, repeat(0)), strict=True
+                )
+            }
         levels = set(where.values())
         if len(levels) == 1:  # one bucket holds them all
             buckets: list[list[tuple[int, str, int]]] = [[], [], []]
             buckets[levels.pop()] = items
         else:
             buckets = [[item for item in items if where[item[1]] == k] for k in range(3)]
-        # the items of each topic held more than once here (only those move between buckets)
-        by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t, n in held_per_topic.items() if n > 1}
-        if by_topic:
-            for item in items:
-                same = by_topic.get(item[1])
-                if same is not None:
-                    same.append(item)
+        # the items of each topic held more than once (only those move between buckets)
+        several = {t for t, n in held_per_topic.items() if n > 1}
+        by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t in several}
+        if several:
+            for item in [item for item in items if item[1] in several]:
+                by_topic[item[1]].append(item)
         for bucket in buckets:
             bucket.sort()
         while len(chosen) < count:
@@ -686,9 +690,12 @@ def plan_balanced(
     lower bound, when the caller has it already."""
     from kreassign.planning.quality import minimum_movement
 
-    currents = {(t, p): replicas for t, p, replicas, _ in rows}
-    normalized = {(t, p): normalize_partition(ctx, replicas) for t, p, replicas, _ in rows}
-    totals = topic_totals(((t, len(kept) + vacancies) for (t, _), (kept, vacancies) in normalized.items()))
+    currents = dict(zip(map(itemgetter(0, 1), rows), map(itemgetter(2), rows), strict=True))
+    if len(currents) < len(rows):  # a partition listed twice: its last row counts, at the place of its first
+        rows = list({(t, p): (t, p, replicas, size) for t, p, replicas, size in rows}.values())
+    normalized = dict(zip(currents, map(partial(normalize_partition, ctx), currents.values()), strict=True))
+    kept, vacancies = map(itemgetter(0), normalized.values()), map(itemgetter(1), normalized.values())
+    totals = topic_totals(zip(map(itemgetter(0), rows), map(add, map(len, kept), vacancies), strict=True))
     final, repaired = place_replicas(rows, ctx, normalized, totals)
     moved = replicas_added(currents, final)
     if minimum_moves is None and not repaired:
@@ -703,7 +710,11 @@ def plan_balanced(
 def replicas_added(
     currents: Mapping[tuple[str, int], Sequence[int]], plan: Mapping[tuple[str, int], Sequence[int]]
 ) -> int:
-    return sum(len(set(replicas).difference(currents[key])) for key, replicas in plan.items())
+    return sum(
+        len(set(replicas).difference(current))
+        for current, replicas in zip(map(currents.__getitem__, plan), plan.values(), strict=True)
+        if replicas != current
+    )
 
 
 def place_replicas(
@@ -713,45 +724,46 @@ def place_replicas(
     totals: Mapping[str, int] | None,
 ) -> tuple[dict[tuple[str, int], tuple[int, ...]], bool]:
     """Stages 2 to 5, round after round, then chains if needed: the replicas of every partition, and
-    whether some round had to repair left-over vacancies. ``totals`` None: shed by bytes only."""
-    sizes = {(t, p): size for t, p, _, size in rows}
+    whether some round had to repair left-over vacancies. ``normalized``: :func:`normalize_partition` of
+    each row, in the order of ``rows``; ``totals`` None: shed by bytes only.
+
+    After the first pass, a round touches all partitions only to list what the brokers above target
+    hold (in order: a pass in memory order beats looking partitions up broker by broker); the replicas per
+    broker are kept up to date as partitions change, and :func:`fill_topic` gets only the partitions that
+    have vacancies or shed a replica (it leaves the others as they are)."""
     state = dict(normalized)
     total = sum(map(len, map(itemgetter(0), state.values()))) + sum(map(itemgetter(1), state.values()))
-    total_bytes = sum(sizes[key] * (len(kept) + vacancies) for key, (kept, vacancies) in state.items())
+    total_bytes = sum(
+        size * (len(kept) + vacancies) for (_, _, _, size), (kept, vacancies) in zip(rows, state.values(), strict=True)
+    )
+    counts: Counter[int] = Counter(chain.from_iterable(map(itemgetter(0), state.values())))
+    opened = [key for key, (_, vacancies) in state.items() if vacancies]  # partitions with vacancies
     repaired = False
     for _ in range(REPLICA_ROUNDS):
-        counts: Counter[int] = Counter(chain.from_iterable(map(itemgetter(0), state.values())))
-        open_total = sum(map(itemgetter(1), state.values()))
         targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
-        if not open_total and all(d >= 0 for d in deficits.values()):
+        if not opened and all(d >= 0 for d in deficits.values()):
             break
         needy = needy_groups(ctx, deficits)
-        over = {b for b, d in deficits.items() if d < 0}
-        held_bytes: Counter[int] = Counter()  # of the brokers above target (what shed_aim needs)
+        over = sorted(b for b, d in deficits.items() if d < 0)
         held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
-        by_topic: dict[str, list[tuple[int, tuple[int, ...], int]]] = {}
-        for key, (kept, vacancies) in state.items():
-            t, p = key
-            parts = by_topic.get(t)
-            if parts is None:
-                parts = by_topic[t] = []
-            parts.append((p, kept, vacancies))
+        for (t, p, _, size), (kept, _) in zip(rows, state.values(), strict=True):
+            # shed_rank is 0 whenever more racks hold a needy broker than the partition has replicas
+            rank = 0 if len(needy) >= len(kept) else None
             for b in kept:
-                if b in over:
-                    size = sizes[key]
-                    held_bytes[b] += size
-                    # shed_rank is 0 whenever more racks hold a needy broker than the partition has replicas
-                    rank = 0 if len(needy) >= len(kept) else shed_rank(ctx, b, kept, needy)
-                    held[b].append((t, p, size, rank))
-
+                mine = held.get(b)
+                if mine is not None:
+                    mine.append((t, p, size, shed_rank(ctx, b, kept, needy) if rank is None else rank))
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
-        for b in sorted(over):
-            aim = shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers))
+        for b in over:
+            aim = shed_aim(-deficits[b], sum(map(itemgetter(2), held[b])), total_bytes, len(ctx.brokers))
             for t, p in shed_from_broker(-deficits[b], aim, held[b], totals, len(ctx.brokers)):
                 shed_by_topic.setdefault(t, []).append((p, b))
+        by_topic: dict[str, dict[int, tuple[tuple[int, ...], int]]] = {}  # the partitions fill_topic changes
+        for t, p in chain(opened, ((t, p) for t, shed in shed_by_topic.items() for p, _ in shed)):
+            by_topic.setdefault(t, {})[p] = state[(t, p)]
         topic_vacancies = {
-            t: sum(map(itemgetter(2), parts)) + len(shed_by_topic.get(t, ())) for t, parts in by_topic.items()
+            t: sum(map(itemgetter(1), parts.values())) + len(shed_by_topic.get(t, ())) for t, parts in by_topic.items()
         }
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
         filled: dict[tuple[str, int], tuple[int, ...]] = {}
@@ -759,7 +771,8 @@ def place_replicas(
         received = []
         for t in sorted(by_topic):
             window = slots.window(t, topic_vacancies[t])
-            for p, replicas, missing, shed in fill_topic(ctx, by_topic[t], shed_by_topic.get(t, ()), window):
+            parts = [(p, kept, vacancies) for p, (kept, vacancies) in by_topic[t].items()]
+            for p, replicas, missing, shed in fill_topic(ctx, parts, shed_by_topic.get(t, ()), window):
                 filled[(t, p)] = replicas
                 if missing:
                     leftovers.append((t, p, replicas, missing, shed))
@@ -768,13 +781,21 @@ def place_replicas(
                     received.append((t, p, replicas, newly_placed(before, replicas)))
         if leftovers:
             repaired = True
-            now = Counter(b for replicas in filled.values() for b in replicas)
+            now = counts.copy()
+            for key, replicas in filled.items():
+                now.subtract(state[key][0])
+                now.update(replicas)
             filled.update(repair_leftovers(ctx, leftovers, now, targets, received))
         if all(state[key][0] == replicas for key, replicas in filled.items()):
             break
-        state = {key: (replicas, 0) for key, replicas in filled.items()}
+        for key, replicas in filled.items():
+            before = state[key][0]
+            counts.subtract(before)
+            counts.update(replicas)
+            state[key] = (replicas, 0)
+        opened = []
     final = {key: kept for key, (kept, _) in state.items()}
-    if not within_tolerance(ctx, Counter(chain.from_iterable(final.values())), total):
+    if not within_tolerance(ctx, counts, total):
         final.update(replica_chains(ctx, final))
     return final, repaired
 
@@ -888,7 +909,10 @@ def _leaders(
     currents: Mapping[tuple[str, int], Sequence[int]],
     filled: Mapping[tuple[str, int], tuple[int, ...]],
 ) -> dict[tuple[str, int], list[int]]:
-    partitions = topic_totals((t, 1) for t, _ in filled)
+    """Stage 6 and 7 of the local engine. The leaders per broker and per (topic, broker) are counted once,
+    then kept up to date as leaderships change; a round passes over all partitions only to list what the
+    brokers above target lead."""
+    partitions = dict(Counter(map(itemgetter(0), filled)))
     quotas = leader_quotas(ctx, partitions)
     by_topic: dict[str, list[tuple[int, tuple[int, ...], int | None]]] = {}
     leaders: dict[tuple[str, int], int | None] = {}
@@ -899,22 +923,22 @@ def _leaders(
             by_topic.setdefault(key[0], []).append((key[1], replicas, incumbent))
         else:
             leaders[key] = incumbent
-    fixed: Counter[int] = Counter()  # leaders of the topics with quotas: the rounds below leave them alone
+    led: Counter[int] = Counter(leaders.values())  # leaders per broker, the topics with quotas included
+    del led[None]  # type: ignore[arg-type]
     assigned: dict[tuple[str, int], int] = {}
     for t in sorted(by_topic):
         for p, b in assign_topic_leaders(ctx, quotas[t], by_topic[t]):
             assigned[(t, p)] = b
-            fixed[b] += 1
-
-    def leading() -> Counter[int]:
-        led = Counter(leaders.values())
-        led.pop(None, None)  # type: ignore[call-overload]
-        return led + fixed
-
+            led[b] += 1
+    orphans = [key for key, b in leaders.items() if b is None]
+    # leaders per (topic, broker) of the partitions that keep theirs, for assign_leaders (which never reads
+    # the orphans' (topic, None))
+    topic_led: Counter[tuple[str, int | None]] = Counter(
+        zip(map(itemgetter(0), leaders), leaders.values(), strict=True)
+    )
     for _ in range(LEADER_ROUNDS if leaders else 0):
-        led = leading()
         targets = counts_targets(ctx.brokers, led, len(filled))
-        if None not in leaders.values() and all(led[b] <= targets[b] for b in ctx.brokers):
+        if not orphans and all(led[b] <= targets[b] for b in ctx.brokers):
             break
         over = {b for b, n in led.items() if n > targets[b]}
         below = {b for b, n in targets.items() if led.get(b, 0) < n}  # leader_rank, inline: -(replicas in it)
@@ -925,13 +949,17 @@ def _leaders(
         for b in sorted(over):
             for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
                 leaders[(t, p)] = None
-        led = leading()
-        orphans = [(t, p, filled[(t, p)]) for (t, p), b in leaders.items() if b is None]
-        topics = {t for t, _, _ in orphans}
-        topic_led = Counter((t, b) for (t, _), b in leaders.items() if b is not None and t in topics)
-        leaders.update(assign_leaders(ctx, orphans, led, targets, topic_led))
+                led[b] -= 1
+                topic_led[(t, b)] -= 1
+                orphans.append((t, p))
+        fixes = assign_leaders(ctx, [(t, p, filled[(t, p)]) for t, p in orphans], led, targets, topic_led)
+        for (t, _), b in fixes.items():
+            led[b] += 1
+            topic_led[(t, b)] += 1
+        leaders.update(fixes)
+        orphans = []
     leaders.update(assigned)
-    if not within_tolerance(ctx, Counter(leaders.values()), len(filled)):  # type: ignore[arg-type]
+    if not within_tolerance(ctx, led, len(filled)):
         leaders.update(leader_chains(ctx, leaders, filled))  # type: ignore[arg-type]
     return {
         key: list(replicas) if replicas[0] == leaders[key] else order_replicas(replicas, leaders[key])  # type: ignore[arg-type]
