@@ -825,8 +825,8 @@ class SnapshotPlanner:
 
     def topic_spreads(self, brokers: Sequence[int]) -> dict[str, list[tuple[int, int, int, int]]]:
         """One job, per topic with partitions: for replicas before, after, leaders before, after, its
-        (max count, min count, brokers holding it, total, over the ceil, under the floor) over the chosen
-        brokers, as (spread, misplaced, total) of :func:`kreassign.planning.quality.topic_spread`."""
+        (spread, misplaced, total) of :func:`kreassign.planning.quality.topic_spread`, from how many
+        chosen brokers hold each count of it."""
         assert self.joined is not None
         count = len(brokers)
         chosen = F.broadcast(self.spark.createDataFrame([(b,) for b in brokers], "b long"))
@@ -843,36 +843,27 @@ class SnapshotPlanner:
             tagged(2, first("current")),
             tagged(3, first("replicas")),
         )
-        held = (
+        counts = (
             self.joined.select("topic", F.explode(entries).alias("e"))
             .select("topic", "e.k", "e.b")
             .join(chosen, "b")
             .groupBy("topic", "k", "b")
             .count()
         )
-        total = F.sum("count").over(Window.partitionBy("topic", "k"))
-        held = held.withColumn("total", total).withColumn("floor", F.expr(f"total div {count}"))
-        ceil = F.col("floor") + (F.col("total") % count > 0).cast("long")
-        stats = (
-            held.groupBy("topic", "k")
-            .agg(
-                F.max("count").alias("high"),
-                F.min("count").alias("low"),
-                F.count(F.lit(1)).alias("held"),
-                F.first("total").alias("total"),
-                F.first("floor").alias("floor"),
-                F.sum(F.greatest(F.col("count") - ceil, F.lit(0))).alias("over"),
-                F.sum(F.greatest(F.col("floor") - F.col("count"), F.lit(0))).alias("under"),
-            )
-            .collect()
-        )
+        # per topic and kind, how many chosen brokers hold each count (a few rows): all the spread needs
+        histogram: dict[tuple[str, int], list[tuple[int, int]]] = {}
+        for r in counts.groupBy("topic", "k", "count").agg(F.count(F.lit(1)).alias("m")).collect():
+            histogram.setdefault((r.topic, int(r.k)), []).append((int(r[2]), int(r.m)))
         spreads = {t: [(0, 0, 0)] * 4 for t in self.per_topic}
-        for r in stats:
-            zeros = count - int(r.held)
-            floor = int(r.floor)
-            under = int(r.under) + floor * zeros if floor else 0
-            spread = int(r.high) - (0 if zeros else int(r.low))
-            spreads[r.topic][int(r.k)] = (spread, max(int(r.over), under), int(r.total))  # type: ignore[call-overload]
+        for (topic, k), pairs in histogram.items():
+            total = sum(v * m for v, m in pairs)
+            zeros = count - sum(m for _, m in pairs)
+            floor, extra = divmod(total, count)
+            ceil = floor + (1 if extra else 0)
+            over = sum((v - ceil) * m for v, m in pairs if v > ceil)
+            under = (sum((floor - v) * m for v, m in pairs if v < floor) + floor * zeros) if floor else 0
+            high, low = max(v for v, _ in pairs), min(v for v, _ in pairs)
+            spreads[topic][k] = (high - (0 if zeros else low), max(over, under), total)
         self.tick("report")
         return spreads  # type: ignore[return-value]
 
