@@ -608,47 +608,41 @@ def _leaders(
 
 def _leader_chains(ctx: BalanceContext, rows: DataFrame) -> dict[tuple[str, int], int]:
     """:func:`kreassign.planning.balance.leader_chains` on (topic, partition, kept, leader) rows, with the
-    partitions held as Arrow columns and arrays on the driver (tens of bytes each, not a dict of tuples),
-    in (topic, partition) order, the order that function takes them in. Returns the leaders that change."""
-    import pyarrow.compute as pc
-
-    table = rows.select("topic", "partition", "kept", "leader").orderBy("topic", "partition").toArrow()
-    leader = _int64s(pc.fill_null(table.column("leader").combine_chunks(), _NO_LEADER))
-    kept = table.column("kept").combine_chunks()
-    flat = _int64s(kept.flatten())
-    start = array("i")
-    start.frombytes(kept.offsets.buffers()[1])
-    start = start[kept.offset : kept.offset + len(kept) + 1]
-    base = start[0]
+    partitions held in arrays on the driver (tens of bytes each, not a dict of tuples): streamed in
+    (topic, partition) order, the order that function takes them in. Returns the leaders that change."""
+    names: list[str] = []
+    topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
     by_leader: dict[int, array] = {}
-    for i, b in enumerate(leader):
-        led = by_leader.get(b)
-        if led is None:
-            led = by_leader[b] = array("q")
-        led.append(i)
-    by_leader.pop(_NO_LEADER, None)
-    load = Counter({b: len(led) for b, led in by_leader.items()})
+    load: Counter[int] = Counter()
+    for r in rows.orderBy("topic", "partition").toLocalIterator():
+        if not names or names[-1] != r.topic:
+            names.append(r.topic)
+        i = len(leader)
+        topic_of.append(len(names) - 1)
+        partition_of.append(r.partition)
+        b = r.leader if r.leader is not None else _NO_LEADER
+        leader.append(b)
+        flat.extend(r.kept)
+        start.append(len(flat))
+        if b != _NO_LEADER:
+            load[b] += 1
+            led = by_leader.get(b)
+            if led is None:
+                led = by_leader[b] = array("q")
+            led.append(i)
     changed: dict[int, int] = {}
 
     def edges(u: int) -> Iterator[tuple[int, int]]:
         for i in by_leader.get(u, ()):
             if leader[i] == u:
-                yield from ((i, v) for v in flat[start[i] - base : start[i + 1] - base] if v != u and ctx.chosen(v))
+                yield from ((i, v) for v in flat[start[i] : start[i + 1]] if v != u and ctx.chosen(v))
 
     def move(i: int, u: int, v: int) -> None:
         leader[i] = changed[i] = v
         by_leader.setdefault(v, array("q")).append(i)
 
     balance.move_along_chains(list(ctx.brokers), load, edges, move)
-    topics, partitions = table.column("topic"), table.column("partition")
-    return {(topics[i].as_py(), partitions[i].as_py()): v for i, v in changed.items()}
-
-
-def _int64s(column: Any) -> array:
-    """A null-free Arrow int64 array as an ``array("q")`` (one copy of its buffer)."""
-    values = array("q")
-    values.frombytes(column.buffers()[1])
-    return values[column.offset : column.offset + len(column)]
+    return {(names[topic_of[i]], partition_of[i]): v for i, v in changed.items()}
 
 
 _NO_LEADER = -(1 << 62)
