@@ -95,6 +95,10 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
             shutil.rmtree(folder, ignore_errors=True)
 
 
+LOCAL_JVM_HEAP = "2g"
+"""``spark.driver.memory`` of an embedded session (``--spark-conf spark.driver.memory=...`` overrides it)."""
+
+
 def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
     local = url.startswith("local")
     settings = {
@@ -105,6 +109,8 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
         # the JSON reader must not evaluate filters per row (a large IN list made the scan O(rows x topics))
         "spark.sql.json.filterPushdown.enabled": "false",
     }
+    if local:  # the embedded JVM runs every task: Spark's 1g default ran out of heap at 1,000,000 partitions
+        settings["spark.driver.memory"] = LOCAL_JVM_HEAP
     settings.update(conf)
     return settings
 
