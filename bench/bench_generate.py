@@ -9,7 +9,7 @@ For each size, a synthetic snapshot (bench/synthetic.py: RF 3, 1,000 brokers ove
 added and empty, 100 partitions per topic) is planned from the snapshot file by the real command line
 (``kreassign --generate --cluster-snapshot-file ...``), one process per run. Reported per engine: wall
 time, peak memory (resident set of the whole process tree: Python, and Spark's JVM and Python workers),
-replicas moved (read back from the printed Current / Proposed JSON), and the ratio to the replicas the
+the driver's peak (the kreassign process alone, the Python that holds what Spark collects), replicas moved (read back from the printed Current / Proposed JSON), and the ratio to the replicas the
 Apache-compatible placement (``--strategy apache --seed 1``) moves on the same input. It also checks that
 the Spark plan is byte-identical to the local one. The quality columns are the plan report's
 (``kreassign.planning.quality``), measured by the benchmark on each printed plan, Apache's included: the
@@ -27,6 +27,7 @@ more than the wall time.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import re
@@ -46,8 +47,8 @@ from synthetic import write_synthetic  # noqa: E402
 KREASSIGN = str(Path(sys.executable).with_name("kreassign"))
 
 
-def tree_rss_kb(root: int) -> int:
-    """Resident memory of ``root`` and all its descendants, from /proc."""
+def tree_rss_kb(root: int) -> tuple[int, int]:
+    """Resident memory of ``root`` alone, and of ``root`` with all its descendants, from /proc."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -70,7 +71,7 @@ def tree_rss_kb(root: int) -> int:
         pid = stack.pop()
         total += rss.get(pid, 0)
         stack.extend(children.get(pid, ()))
-    return total
+    return rss.get(root, 0), total
 
 
 def stdlib_floor(snapshot: str) -> None:
@@ -95,14 +96,22 @@ def stdlib_floor(snapshot: str) -> None:
     sys.stdout.write("\n")
 
 
+def tail(path: Path, size: int = 300) -> str:
+    """The last ``size`` bytes of a file (a failed run's plan file may be large)."""
+    with open(path, "rb") as handle:
+        handle.seek(max(0, path.stat().st_size - size))
+        return handle.read().decode("utf-8", "replace")
+
+
 def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_run(argv: list[str], stdout_path: Path) -> tuple[float, int, int, str]:
-    """Wall seconds, peak tree RSS in MB, exit code, stderr."""
-    peak = 0
+def timed_run(argv: list[str], stdout_path: Path) -> tuple[float, int, int, int, str]:
+    """Wall seconds, peak tree RSS in MB, peak RSS of the process itself (the driver) in MB, exit code,
+    stderr."""
+    peak = driver = 0
     with open(stdout_path, "w") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, text=True)
@@ -110,11 +119,12 @@ def timed_run(argv: list[str], stdout_path: Path) -> tuple[float, int, int, str]
         reader = threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()))  # type: ignore[union-attr]
         reader.start()
         while proc.poll() is None:
-            peak = max(peak, tree_rss_kb(proc.pid))
+            own, tree = tree_rss_kb(proc.pid)
+            peak, driver = max(peak, tree), max(driver, own)
             time.sleep(0.2)
         wall = time.perf_counter() - start
         reader.join()
-    return wall, peak // 1024, proc.returncode, "".join(err_chunks)
+    return wall, peak // 1024, driver // 1024, proc.returncode, "".join(err_chunks)
 
 
 def snapshot_sizes(snapshot: Path) -> dict[tuple[str, int], int]:
@@ -201,7 +211,7 @@ def main() -> None:
         floor = timed_run([sys.executable, __file__, "--stdlib-floor", str(snapshot)], floor_out)
         floor_cpu = children_cpu() - cpu
         print(f"{size:>9}  floor: {floor[0]:8.1f} s {floor[1]:7d} MB (cpu {floor_cpu:.1f} s)", file=sys.stderr)
-        rows.append((size, "stdlib floor", floor[0], floor[1], "-", "-", "", "1.00", floor_cpu, ("",) * 5))
+        rows.append((size, "stdlib floor", floor[0], floor[1], floor[2], "-", "-", "", "1.00", floor_cpu, ("",) * 5))
         sizes = snapshot_sizes(snapshot)
         brokers = list(range(1, args.brokers + 1))
         floor_out.unlink()
@@ -219,32 +229,38 @@ def main() -> None:
             name = re.sub(r"[^A-Za-z0-9@.\[\]-]+", "_", engine)  # spark@spark://HOST:PORT names no file
             out = Path(tempfile.mkstemp(prefix=f"plan-{name}-{size}-", suffix=".txt", dir=work)[1])
             cpu = children_cpu()
-            wall, peak, code, err = timed_run(argv, out)
+            wall, peak, driver, code, err = timed_run(argv, out)
             cpu = children_cpu() - cpu
             if code != 0:
-                print(f"{engine} at {size} failed ({code}): {out.read_text()[-300:]} {err[-500:]}", file=sys.stderr)
+                print(f"{engine} at {size} failed ({code}): {tail(out)} {err[-500:]}", file=sys.stderr)
+                out.unlink()
                 continue
             quality = plan_quality(out, sizes, brokers)
-            results[engine] = (wall, peak, quality.replicas_moved, out, cpu, quality_columns(quality))
-            print(f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB moved {results[engine][2]}", file=sys.stderr)
-        for engine, (wall, peak, moved, out, cpu, columns) in results.items():
-            ratio = f"{moved / results['apache'][2]:.3f}" if "apache" in results and results["apache"][2] else "-"
+            results[engine] = (wall, peak, driver, quality.replicas_moved, out, cpu, quality_columns(quality))
+            print(
+                f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB (driver {driver} MB) moved {quality.replicas_moved}",
+                file=sys.stderr,
+            )
+        for engine, (wall, peak, driver, moved, out, cpu, columns) in results.items():
+            ratio = f"{moved / results['apache'][3]:.3f}" if "apache" in results and results["apache"][3] else "-"
             same = ""
             if engine.startswith("spark") and "local" in results:
-                same = "yes" if results["local"][3].read_bytes() == out.read_bytes() else "NO"
+                same = "yes" if filecmp.cmp(results["local"][4], out, shallow=False) else "NO"
             to_floor = f"{wall / floor[0]:.2f}"
-            rows.append((size, engine, wall, peak, f"{moved:,}", ratio, same, to_floor, cpu, columns))
+            rows.append((size, engine, wall, peak, driver, f"{moved:,}", ratio, same, to_floor, cpu, columns))
+        for result in results.values():  # a plan at 10,000,000 partitions is gigabytes
+            result[4].unlink()
     print(
-        "| partitions | engine | wall time (s) | peak memory (MB) | replicas moved | ratio to apache | same plan as local"
+        "| partitions | engine | wall time (s) | peak memory (MB) | driver peak (MB) | replicas moved | ratio to apache"
+        " | same plan as local"
         " | wall / stdlib floor | CPU time (s) | worst topic replica spread | worst topic leader spread"
         " | bytes min / max over mean | score before -> after | moves / minimum |"
     )
-    print("| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | --- |")
-    for size, engine, wall, peak, moved, ratio, same, to_floor, cpu, columns in rows:
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | --- |")
+    for size, engine, wall, peak, driver, moved, ratio, same, to_floor, cpu, columns in rows:
         print(
-            f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {moved} | {ratio} | {same} | {to_floor} | {cpu:.1f} | "
-            + " | ".join(columns)
-            + " |"
+            f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {driver:,} | {moved} | {ratio} | {same} | {to_floor} | "
+            f"{cpu:.1f} | " + " | ".join(columns) + " |"
         )
 
 

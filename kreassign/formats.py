@@ -264,14 +264,25 @@ def format_reassignment_json(
     return format_topics_json(topics)
 
 
+def sort_topic_names(names: Iterable[str]) -> list[str]:
+    """Topic names in the order of ``compareTopicPartitions`` (``String.compareTo``)."""
+    ordered = sorted(names)
+    if not all(name.isascii() or not has_supplementary_characters(name) for name in ordered):
+        ordered.sort(key=utf16_units)
+    return ordered
+
+
+def topic_entry_head(name: str) -> str:
+    """The text of a partition's entry in :func:`format_topics_json` up to its partition number."""
+    return '{"topic":' + quote_json_string(name) + ',"partition":'
+
+
 def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
     """``formatAsReassignmentJson`` from columns: the same bytes, topics sorted like ``compareTopicPartitions``
     (``String.compareTo``: UTF-16 code units, which differs from Python's code point order only between
     characters above U+FFFF and those in U+E000..U+FFFF). One string per partition, built by one %-format."""
     by_name = {name: (name, partitions, replicas, dirs) for name, partitions, replicas, dirs in topics}
-    names = sorted(by_name)
-    if not all(name.isascii() or not has_supplementary_characters(name) for name in names):
-        names.sort(key=utf16_units)
+    names = sort_topic_names(by_name)
     quoted: dict[str | None, str] = {None: '"' + ANY_LOG_DIR + '"'}
     dirs_text: dict[tuple[str | None, ...], str] = {}
     any_dirs: dict[int, str] = {}
@@ -279,7 +290,7 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
     for name in names:
         _, partitions, replicas, dirs = by_name[name]
         # a %-template per replica count: one formatting per partition (%d of an int is its str())
-        head = '{"topic":' + quote_json_string(name).replace("%", "%%") + ',"partition":%d,"replicas":['
+        head = topic_entry_head(name).replace("%", "%%") + '%d,"replicas":['
         lengths = set(map(len, replicas))
         if dirs is None:
             for length in lengths - any_dirs.keys():

@@ -362,6 +362,33 @@ def read_snapshot_columns(lines: Iterable[str], source: str = "<snapshot>") -> S
     return SnapshotColumns(tuple(brokers), topics)
 
 
+def read_snapshot_head(lines: Iterable[str], source: str = "<snapshot>") -> SnapshotColumns:
+    """The header (checked) and the broker lines before the first other line (brokers come first), without
+    reading further: a snapshot with its brokers and no topic."""
+    brokers: list[SnapshotBroker] = []
+    for numbers, records in iter_snapshot_record_chunks(lines, source):
+        for number, record in zip(numbers, records, strict=True):
+            if record["type"] != "broker":
+                return SnapshotColumns(tuple(brokers), {})
+            _read_record(number, record, source, brokers, {})
+    return SnapshotColumns(tuple(brokers), {})
+
+
+def count_snapshot_partitions(path: str, topics: Iterable[str]) -> int:
+    """The partitions of ``topics`` in the snapshot file, in one streaming pass (nothing kept)."""
+    wanted = set(topics)
+
+    def count(lines: Iterable[str], source: str) -> int:
+        return sum(
+            1
+            for _, records in iter_snapshot_record_chunks(lines, source)
+            for record in records
+            if record["type"] == "partition" and record.get("topic") in wanted
+        )
+
+    return _open_snapshot(path, count)
+
+
 def read_snapshot_lines(lines: Iterable[str], source: str = "<snapshot>") -> ClusterSnapshot:
     return read_snapshot_columns(lines, source).to_snapshot()
 
@@ -461,15 +488,41 @@ class SnapshotCluster:
     to ``--generate`` without an object per partition.
     """
 
-    def __init__(self, snapshot: ClusterSnapshot | SnapshotColumns, source: str = "<snapshot>") -> None:
-        self.columns = snapshot if isinstance(snapshot, SnapshotColumns) else SnapshotColumns.of(snapshot)
+    def __init__(self, snapshot: ClusterSnapshot | SnapshotColumns | None, source: str = "<snapshot>") -> None:
+        self._columns = (
+            snapshot if isinstance(snapshot, SnapshotColumns) or snapshot is None else SnapshotColumns.of(snapshot)
+        )
         self.source = source
         self._index: dict[tuple[str, int], tuple[TopicColumns, int]] | None = None
         self._sizes: dict[tuple[int, str], dict[TopicPartition, int]] | None = None
 
     @classmethod
     def open(cls, path: str) -> SnapshotCluster:
-        return cls(load_snapshot_columns(path), path)
+        """The snapshot file ``path``: its header and brokers are read now (their errors come first), the
+        rest on first use, so that the Spark engine can plan from the file without it (:meth:`loaded`)."""
+        port = cls(None, path)
+        port.head = _open_snapshot(path, read_snapshot_head)
+        return port
+
+    head: SnapshotColumns | None = None
+    """The brokers of the file (no topics), read by :meth:`open`."""
+
+    @property
+    def columns(self) -> SnapshotColumns:
+        if self._columns is None:
+            self._columns = load_snapshot_columns(self.source)
+        return self._columns
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the topics and partitions are in memory (always, unless made by :meth:`open`)."""
+        return self._columns is not None
+
+    def brokers_only(self) -> SnapshotCluster:
+        """A port on the brokers of the snapshot and no topic (its log dirs, capacities): from the head
+        when the partitions are not loaded."""
+        brokers = self.head.brokers if self.head is not None and not self.loaded else self.columns.brokers
+        return SnapshotCluster(SnapshotColumns(brokers, {}), self.source)
 
     @property
     def snapshot(self) -> ClusterSnapshot:

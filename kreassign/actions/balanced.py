@@ -14,7 +14,7 @@ from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, UsageError
-from kreassign.formats import format_topics_json
+from kreassign.formats import format_topics_json, parse_generate_assignment_args
 from kreassign.humanize import parse_size
 from kreassign.model import TopicColumns
 from kreassign.planning.balance import Row, make_context, plan_balanced
@@ -152,13 +152,65 @@ def generate_balanced(
     out: Output,
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
     move_budget: MoveBudget | None = None,
+    texts: bool = True,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
     (:mod:`kreassign.planning.quality`, for the plan report) and the engine used.
 
     Stages after the engine, on the driver (so both engines give the same plan): disk capacity
     (:mod:`kreassign.planning.capacity`), then, with ``move_budget``, the extra moves it buys
-    (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check."""
+    (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check.
+
+    With the Spark engine on a snapshot file, the driver never holds the partitions (:func:`_generate_from_file`);
+    ``texts`` False: the result's JSON texts are left empty (they were printed, a piece at a time)."""
+    source = _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
+    if source is not None:
+        return _generate_from_file(
+            port,
+            source,
+            topics_json,
+            broker_list,
+            rack_aware=rack_aware,
+            replication_factor=replication_factor,
+            spark_master=spark_master,
+            spark_conf=spark_conf,
+            out=out,
+            max_disk_usage=max_disk_usage,
+            texts=texts,
+            move_budget=move_budget,
+        )
+    return _generate_collected(
+        port,
+        topics_json,
+        broker_list,
+        rack_aware=rack_aware,
+        replication_factor=replication_factor,
+        engine=engine,
+        spark_master=spark_master,
+        spark_conf=spark_conf,
+        out=out,
+        max_disk_usage=max_disk_usage,
+        move_budget=move_budget,
+    )
+
+
+def _generate_collected(
+    port,
+    topics_json: str,
+    broker_list: str,
+    *,
+    rack_aware: bool,
+    replication_factor: int | None,
+    engine: str,
+    spark_master: str | None,
+    spark_conf: Mapping[str, str],
+    out: Output,
+    max_disk_usage: float,
+    move_budget: MoveBudget | None,
+    plan: dict[tuple[str, int], list[int]] | None = None,
+) -> tuple[GenerateResult, PlanQuality, str]:
+    """Every partition on the driver (a live cluster, the local engine, --move-budget, a disk to relieve);
+    ``plan``: the Spark engine's, collected already."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
     sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
@@ -166,11 +218,11 @@ def generate_balanced(
     for name in sorted(current):  # by topic, then partition
         rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
-    used = choose_engine(engine, len(rows), spark_master)
+    used = choose_engine(engine, len(rows), spark_master) if plan is None else "spark"
     minimum = minimum_movement(rows, ctx.brokers, replication_factor)  # for the engine and the report
-    if used == "spark":
+    if plan is None and used == "spark":
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
-    else:
+    elif plan is None:
         plan = plan_balanced(rows, ctx, minimum[0])
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable])
     fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
@@ -245,3 +297,145 @@ def write_cluster_snapshot(port, path: str, topics_json: str | None, err: Output
         f"Wrote cluster snapshot {path}: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} topic(s), "
         f"{snapshot.partition_count} partition(s).\n"
     )
+
+
+def _streamable_snapshot(port, topics_json: str, broker_list: str, engine: str, spark_master: str | None) -> str | None:
+    """The snapshot file the Spark engine plans from with the driver's memory bounded by brokers and topics
+    (the partitions never loaded in Python), or None: a live cluster, the local engine, a snapshot loaded."""
+    from kreassign.snapshot import SnapshotCluster, count_snapshot_partitions
+
+    if not isinstance(port, SnapshotCluster) or port.loaded or engine == "local" or port.snapshot_file() is None:
+        return None
+    if engine == "auto":
+        if not spark_master or spark_master.startswith("local"):  # choose_engine's rule, before counting
+            return None
+        _, topics = parse_generate_assignment_args(topics_json, broker_list)
+        if choose_engine(engine, count_snapshot_partitions(port.source, topics), spark_master) != "spark":
+            return None
+    return port.source
+
+
+def _generate_from_file(
+    port,
+    source: str,
+    topics_json: str,
+    broker_list: str,
+    *,
+    rack_aware: bool,
+    replication_factor: int | None,
+    spark_master: str | None,
+    spark_conf: Mapping[str, str],
+    out: Output,
+    max_disk_usage: float,
+    texts: bool,
+    move_budget: MoveBudget | None = None,
+) -> tuple[GenerateResult, PlanQuality, str]:
+    """:func:`generate_balanced` with Spark from the snapshot file: the driver gets per-broker and per-topic
+    aggregates and prints the two documents as they stream in. With ``--move-budget``, or when a disk must
+    be relieved (rare), the plan is collected and the driver-side stages run as with every partition."""
+    from kreassign.errors import UnknownTopicOrPartitionError
+    from kreassign.formats import sort_topic_names, topic_entry_head
+    from kreassign.javacompat.jackson_writer import quote_json_string
+    from kreassign.planning.capacity import disk_bounds
+    from kreassign.planning.placement import get_broker_metadata
+    from kreassign.planning.quality import quality_of, topic_dimension
+    from kreassign.spark import snapshot_planner
+
+    brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
+    head = port.brokers_only()
+    with snapshot_planner(source, topics, master=spark_master, conf=spark_conf) as planner:
+        known, per_topic, load = planner.survey()
+        for name in dict.fromkeys(topics):  # SnapshotCluster.describe_topic_columns's error
+            if name not in known:
+                raise UnknownTopicOrPartitionError(
+                    f"org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic {name} not found."
+                )
+        usable = get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware)
+        ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, current_load=load)
+        minimum = planner.minimum(ctx.brokers, replication_factor)
+        planner.plan(ctx)
+        capacities, _ = broker_disks(head, topics, ctx.brokers)
+        other_bytes: dict[int, int] = {}
+        if any(capacities.values()):
+            usage = head.describe_log_dirs(list(ctx.brokers))
+            other_bytes = planner.other_bytes([(b, d.path) for b, dirs in usage.items() for d in dirs])
+        totals = planner.broker_totals()
+        if any(capacities.get(b) for b in ctx.brokers):  # capacity.fit_disk_capacity's test, from the totals
+            before, after = (Counter(other_bytes) + Counter(side) for side in totals["disk"])
+            bounds = disk_bounds(before, capacities, ctx.brokers, max_disk_usage)
+            relieve = any(after[b] > bound for b, bound in bounds.items())
+        else:
+            relieve = False
+        if move_budget is not None or relieve:
+            return _generate_collected(
+                port,
+                topics_json,
+                broker_list,
+                rack_aware=rack_aware,
+                replication_factor=replication_factor,
+                engine="spark",
+                spark_master=spark_master,
+                spark_conf=spark_conf,
+                out=out,
+                max_disk_usage=max_disk_usage,
+                move_budget=move_budget,
+                plan=planner.collect(),
+            )
+        moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
+        spreads = planner.topic_spreads(ctx.brokers)
+        names = sorted(spreads)
+        quality = quality_of(
+            ctx.brokers,
+            {k: totals[k] for k in ("replicas", "leaders", "bytes")},
+            [
+                topic_dimension(
+                    "topic_replica_spread", "replicas", [spreads[t][0] for t in names], [spreads[t][1] for t in names]
+                ),
+                topic_dimension(
+                    "topic_leader_spread", "leaders", [spreads[t][2] for t in names], [spreads[t][3] for t in names]
+                ),
+            ],
+            partitions=partitions,
+            replicas_moved=moved,
+            bytes_moved=moved_bytes,
+            leaders_changed=leaders_changed,
+            total_bytes=total_bytes,
+            minimum=minimum,
+            capacities=capacities,
+            other_bytes=other_bytes,
+        )
+        check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
+        live = {b.id for b in head.describe_brokers()}
+        quoted = {d: q for d in planner.log_dirs() if (q := quote_json_string(d)) != f'"{d}"'}
+        heads = [(t, topic_entry_head(t)) for t in sort_topic_names(t for t, n in per_topic.items() if n)]
+        stream = planner.stream(heads, quoted, sorted(b for b in load if b not in live))
+        return _print_streamed(out, stream, texts), quality, "spark"
+
+
+def _print_streamed(out: Output, pieces: Iterable[tuple[str, str]], texts: bool) -> GenerateResult:
+    """:func:`kreassign.actions.generate.print_proposal` from (current, proposed) pieces in order: the
+    current document goes out as it comes, the proposal waits in a temporary file."""
+    opening, closing = '{"version":1,"partitions":[', "]}"
+    kept: tuple[list[str], list[str]] = ([opening], [opening])
+    out("Current partition replica assignment\n")
+    out(opening)
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as proposal:
+        proposal.write(opening)
+        separator = ""
+        for now, then in pieces:
+            out(separator + now)
+            proposal.write(separator + then)
+            if texts:
+                kept[0].append(separator + now)
+                kept[1].append(separator + then)
+            separator = ","
+        out(closing)
+        proposal.write(closing)
+        out("\n\nProposed partition reassignment configuration\n")
+        proposal.seek(0)
+        while chunk := proposal.read(1 << 20):
+            out(chunk)
+        out("\n")
+    if not texts:
+        return GenerateResult("", "")
+    return GenerateResult("".join(kept[0]) + closing, "".join(kept[1]) + closing)

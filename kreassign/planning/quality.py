@@ -112,7 +112,7 @@ def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
 
 
 def _count_dimension(
-    name: str, unit: str, before: Counter[int], after: Counter[int], brokers: Sequence[int]
+    name: str, unit: str, before: Mapping[int, int], after: Mapping[int, int], brokers: Sequence[int]
 ) -> Dimension:
     sides = []
     for counts in (before, after):
@@ -128,30 +128,40 @@ def _bytes_spread(values: Sequence[float]) -> Spread:
     return _spread(values, sum(v - mean for v in values if v > mean), total)
 
 
+TopicSpread = tuple[int, int, int]
+"""One topic on one side of a topic dimension: its spread (max - min over the chosen brokers), and the
+misplaced count and the total of :func:`count_misplaced`."""
+
+
+def topic_spread(held: Mapping[int, int], chosen: frozenset[int]) -> TopicSpread:
+    """The :data:`TopicSpread` of a topic holding ``held`` (count per broker, any broker). Reads only the
+    brokers the topic is on (the others hold 0), so it costs the topic's replicas, not topics x brokers."""
+    if chosen.issuperset(held):  # the usual case: every broker holding the topic is chosen
+        values = [v for v in held.values() if v] if 0 in held.values() else list(held.values())
+    else:
+        values = [v for b, v in held.items() if b in chosen and v]
+    count = len(chosen)
+    zeros = count - len(values)
+    misplaced, total = count_misplaced(values, count)
+    return (max(values) if values else 0) - (0 if zeros else min(values)), misplaced, total
+
+
+def topic_dimension(name: str, unit: str, before: Sequence[TopicSpread], after: Sequence[TopicSpread]) -> Dimension:
+    """Over topics (each side: one :data:`TopicSpread` per topic, in topic order)."""
+    sides = [
+        _spread([s for s, _, _ in side], sum(m for _, m, _ in side), sum(t for _, _, t in side))
+        for side in (before, after)
+    ]
+    return Dimension(name, unit, sides[0], sides[1])
+
+
 def _topic_dimension(
     name: str, unit: str, by_topic: Sequence[tuple[Counter[int], Counter[int]]], brokers: Sequence[int]
 ) -> Dimension:
-    """Over topics: the spread (max - min over the chosen brokers) of each. Reads only the brokers a topic
-    is on (the others hold 0), so it costs the topic's replicas, not topics x brokers."""
     chosen = frozenset(brokers)
-    count = len(chosen)
-    sides = []
-    for side in (0, 1):
-        spreads: list[int] = []
-        misplaced = total = 0
-        for counts in by_topic:
-            held = counts[side]
-            if chosen.issuperset(held):  # the usual case: every broker holding the topic is chosen
-                values = [v for v in held.values() if v] if 0 in held.values() else list(held.values())
-            else:
-                values = [v for b, v in held.items() if b in chosen and v]
-            zeros = count - len(values)
-            spreads.append((max(values) if values else 0) - (0 if zeros else min(values)))
-            m, t = count_misplaced(values, count)
-            misplaced += m
-            total += t
-        sides.append(_spread(spreads, misplaced, total))
-    return Dimension(name, unit, sides[0], sides[1])
+    return topic_dimension(
+        name, unit, [topic_spread(c[0], chosen) for c in by_topic], [topic_spread(c[1], chosen) for c in by_topic]
+    )
 
 
 def minimum_movement(
@@ -275,6 +285,48 @@ def measure_plan(
             held1[b] += size
     bytes0 = {b: n for b, n in held0.items() if n}
     bytes1 = {b: n for b, n in held1.items() if n}
+    topics = [by_topic[t] for t in sorted(by_topic)]
+    return quality_of(
+        chosen,
+        {"replicas": (replicas0, replicas1), "leaders": (leaders0, leaders1), "bytes": (bytes0, bytes1)},
+        [
+            _topic_dimension("topic_replica_spread", "replicas", [(c[0], c[1]) for c in topics], chosen),
+            _topic_dimension("topic_leader_spread", "leaders", [(c[2], c[3]) for c in topics], chosen),
+        ],
+        partitions=len(rows),
+        replicas_moved=moved,
+        bytes_moved=moved_bytes,
+        leaders_changed=leaders_changed,
+        total_bytes=total_bytes,
+        minimum=minimum or minimum_movement(rows, chosen, replication_factor),
+        capacities=capacities,
+        other_bytes=other_bytes,
+        budget=budget,
+    )
+
+
+def quality_of(
+    brokers: Sequence[int],
+    per_broker: Mapping[str, tuple[Mapping[int, int], Mapping[int, int]]],
+    topic_dimensions: Sequence[Dimension],
+    *,
+    partitions: int,
+    replicas_moved: int,
+    bytes_moved: int,
+    leaders_changed: int,
+    total_bytes: int,
+    minimum: tuple[int, int],
+    capacities: Mapping[int, int | None] | None = None,
+    other_bytes: Mapping[int, int] | None = None,
+    budget: BudgetUse | None = None,
+) -> PlanQuality:
+    """The report from aggregates (what :func:`measure_plan` counts from the rows, and the Spark engine with
+    jobs): ``per_broker`` replicas, leaders and bytes (brokers holding none may be left out) before and
+    after, ``topic_dimensions`` from :func:`topic_dimension`."""
+    chosen = sorted(set(brokers))
+    replicas0, replicas1 = per_broker["replicas"]
+    leaders0, leaders1 = per_broker["leaders"]
+    bytes0, bytes1 = per_broker["bytes"]
     dimensions = [
         _count_dimension("replicas", "replicas", replicas0, replicas1, chosen),
         _count_dimension("leaders", "leaders", leaders0, leaders1, chosen),
@@ -292,27 +344,20 @@ def measure_plan(
             use = [100.0 * (held.get(b, 0) + other.get(b, 0)) / capacities[b] for b in chosen]  # type: ignore[operator]
             sides.append(_spread([round(u, 2) for u in use], 0.0, 0.0))
         dimensions.append(Dimension("disk_use", "%", sides[0], sides[1]))
-    topics = [by_topic[t] for t in sorted(by_topic)]
-    dimensions.append(_topic_dimension("topic_replica_spread", "replicas", [(c[0], c[1]) for c in topics], chosen))
-    dimensions.append(_topic_dimension("topic_leader_spread", "leaders", [(c[2], c[3]) for c in topics], chosen))
-    minimum, minimum_bytes = minimum or minimum_movement(rows, chosen, replication_factor)
+    dimensions += topic_dimensions
     scored = [d for d in dimensions if d.name in SCORED]
     shown = tuple(sorted(set(chosen) | set(replicas0)))
     return PlanQuality(
         brokers=tuple(chosen),
         shown=shown,
-        per_broker={
-            "replicas": (dict(replicas0), dict(replicas1)),
-            "leaders": (dict(leaders0), dict(leaders1)),
-            "bytes": (dict(bytes0), dict(bytes1)),
-        },
+        per_broker={name: (dict(before), dict(after)) for name, (before, after) in per_broker.items()},
         dimensions=tuple(dimensions),
-        partitions=len(rows),
-        replicas_moved=moved,
-        bytes_moved=moved_bytes,
+        partitions=partitions,
+        replicas_moved=replicas_moved,
+        bytes_moved=bytes_moved,
         leaders_changed=leaders_changed,
-        minimum_moves=minimum,
-        minimum_bytes=minimum_bytes,
+        minimum_moves=minimum[0],
+        minimum_bytes=minimum[1],
         total_bytes=total_bytes,
         score_before=sum(d.before.score for d in scored) / len(scored),
         score_after=sum(d.after.score for d in scored) / len(scored),

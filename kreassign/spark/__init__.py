@@ -1,13 +1,14 @@
 """The Spark engine of ``--generate --strategy balanced`` (optional extra: ``pip install 'kreassign[spark]'``).
 
 Nothing here imports pyspark at module level: ``kreassign.spark.pipeline`` does, and only when
-:func:`plan_balanced_spark` runs.
+:func:`plan_balanced_spark` or :func:`snapshot_planner` runs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kreassign.errors import CommandError, KreassignError
@@ -39,6 +40,34 @@ def plan_balanced_spark(
         check_master(master)
     try:
         return run_pipeline(snapshot_path, topics, ctx, master=master, conf=conf or {}, session=session)
+    except KreassignError:
+        raise
+    except Exception as exc:  # Py4J, Spark Connect (gRPC), a Python worker's error: one line, no trace
+        raise worker_error(exc) or CommandError(spark_failure(exc)) from None
+
+
+@contextmanager
+def snapshot_planner(
+    snapshot_path: str, topics: Sequence[str], *, master: str | None = None, conf: Mapping[str, str] | None = None
+) -> Iterator[Any]:
+    """A ``kreassign.spark.pipeline.SnapshotPlanner`` on a session of its own; a Spark failure inside the
+    block is one ``CommandError`` line (a kreassign error passes as it is)."""
+    try:
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        raise CommandError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+    from kreassign.spark.pipeline import SnapshotPlanner, spark_session
+
+    check_master(master)
+    try:
+        with spark_session(master, conf or {}) as spark:
+            planner = SnapshotPlanner(spark, snapshot_path, topics)
+            try:
+                yield planner
+            finally:
+                planner.close()
     except KreassignError:
         raise
     except Exception as exc:  # Py4J, Spark Connect (gRPC), a Python worker's error: one line, no trace

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from kreassign.errors import CommandError
 from kreassign.planning import balance
@@ -93,6 +95,10 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
             shutil.rmtree(folder, ignore_errors=True)
 
 
+LOCAL_JVM_HEAP = "2g"
+"""``spark.driver.memory`` of an embedded session (``--spark-conf spark.driver.memory=...`` overrides it)."""
+
+
 def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
     local = url.startswith("local")
     settings = {
@@ -103,6 +109,8 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
         # the JSON reader must not evaluate filters per row (a large IN list made the scan O(rows x topics))
         "spark.sql.json.filterPushdown.enabled": "false",
     }
+    if local:  # the embedded JVM runs every task: Spark's 1g default ran out of heap at 1,000,000 partitions
+        settings["spark.driver.memory"] = LOCAL_JVM_HEAP
     settings.update(conf)
     return settings
 
@@ -214,9 +222,11 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
 
 
 def _keep(df: DataFrame, cached: list[DataFrame]) -> DataFrame:
-    """Persist ``df``: the next action materializes it (no separate checkpoint job). Released together at
-    the end of the run: releasing one early would make Spark recompute the cached frames built on it."""
-    kept = df.persist(_KEEP)
+    """``df`` as a local checkpoint: the next action materializes it (no separate job), and the frames
+    built on it start from it (a leaf), so that query plans stay small: persisted frames nest their whole
+    lineage, whose text AQE builds at each job (its size doubled with each stage fed by two others, until
+    the JVM ran out of heap at 1,000,000 partitions). Blocks go to disk when memory is short."""
+    kept = df.localCheckpoint(eager=False, storageLevel=_KEEP)
     cached.append(kept)
     return kept
 
@@ -298,8 +308,8 @@ def run_pipeline(
 def _plan(
     spark: SparkSession, path: str, topics: Sequence[str], ctx: BalanceContext
 ) -> dict[tuple[str, int], list[int]]:
-    """:func:`kreassign.planning.balance.plan_balanced`, step for step."""
-    tick = _Timings()
+    """:func:`kreassign.planning.balance.plan_balanced`, step for step (the plan collected to the driver:
+    for tests and the driver-side stages that need every partition)."""
     cached: list[DataFrame] = []
     wanted = spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string")
     raw = spark.read.schema(_SNAPSHOT_SCHEMA).json(path)
@@ -314,21 +324,30 @@ def _plan(
         )
     )
     try:
-        state = _keep(_normalize(parts, ctx), cached)
-        stats = _broker_stats(state)
-        topic_replicas, topic_partitions = _topic_counts(state)
-        tick("read, normalize, count")
-        placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
-        moved = _replicas_added(placed)
-        if repaired or moved > _minimum_moves(state, ctx):  # then the placement by bytes alone may move fewer
-            plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
-            if _replicas_added(plain) < moved:
-                placed = plain
-        tick("movement")
-        return _leaders(placed, ctx, topic_partitions, spark, tick, cached)
+        final, _ = _plan_frame(spark, parts, ctx, _Timings(), cached)
+        return {(r.topic, int(r.partition)): [int(b) for b in r.replicas] for r in final.toLocalIterator()}
     finally:
         for frame in cached:
             frame.unpersist()
+
+
+def _plan_frame(
+    spark: SparkSession, parts: DataFrame, ctx: BalanceContext, tick: _Timings, cached: list[DataFrame]
+) -> tuple[DataFrame, dict[str, int]]:
+    """The plan as a cached frame (topic, partition, replicas: leader first), unordered, and the partitions
+    per topic. ``parts``: (topic, partition, size, current) of the partitions to plan."""
+    state = _keep(_normalize(parts, ctx), cached)
+    stats = _broker_stats(state)
+    topic_replicas, topic_partitions = _topic_counts(state)
+    tick("read, normalize, count")
+    placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
+    moved = _replicas_added(placed)
+    if repaired or moved > _minimum_moves(state, ctx):  # then the placement by bytes alone may move fewer
+        plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
+        if _replicas_added(plain) < moved:
+            placed = plain
+    tick("movement")
+    return _leaders(placed, ctx, topic_partitions, spark, tick, cached), topic_partitions
 
 
 def _place(
@@ -503,7 +522,7 @@ def _leaders(
     spark: SparkSession,
     tick: _Timings,
     cached: list[DataFrame],
-) -> dict[tuple[str, int], list[int]]:
+) -> DataFrame:
     """The leader stage of :func:`kreassign.planning.balance.plan_balanced`: the topics with a quota
     (:func:`kreassign.planning.balance.leader_quotas`) one group each, then rounds for the other
     partitions, then chains on the driver if needed. ``per_topic``: partitions per topic."""
@@ -561,13 +580,15 @@ def _leaders(
             if r.was is not None:
                 gone[int(r.was)] += 1
         led = led - gone
+        # leaders per (topic, broker), of the pairs assign_leaders reads: an orphan's topic, one of its replicas
+        asked = lead.where("leader is null").select("topic", F.explode("kept").alias("leader")).distinct()
         topic_led = (
             {
                 (r.topic, int(r.leader)): int(r[2])
                 for r in lead.where("leader is not null")
-                .join(_topics(spark, (t for t, _, _ in orphans)), "topic")
                 .groupBy("topic", "leader")
                 .count()
+                .join(asked, ["topic", "leader"])
                 .collect()
             }
             if orphans
@@ -578,20 +599,59 @@ def _leaders(
         orphans_left = len(orphans) - len(fixes)
         lead = _keep(_replace(lead.drop("was"), fixes, "leader", spark), cached)
         tick("leader round")
-    rows_out = lead.select("topic", "partition", "kept", "leader").unionByName(fixed).orderBy("topic", "partition")
-    if not balance.within_tolerance(ctx, led, partitions):  # rare: chains on the driver
-        collected = [(r.topic, int(r.partition), _ints(r.kept), r.leader) for r in rows_out.toLocalIterator()]
-        replicas = {(t, p): k for t, p, k, _ in collected}
-        leaders = {(t, p): (int(b) if b is not None else None) for t, p, _, b in collected}
-        leaders.update(balance.leader_chains(ctx, leaders, replicas))  # type: ignore[arg-type]
-        plan = {key: balance.order_replicas(replicas[key], leaders[key]) for key in replicas}  # type: ignore[arg-type]
-    else:
-        plan = {
-            (r.topic, int(r.partition)): balance.order_replicas(_ints(r.kept), int(r.leader))
-            for r in rows_out.toLocalIterator()
-        }
-    tick("plan streamed")
-    return plan
+    rows_out = lead.select("topic", "partition", "kept", "leader").unionByName(fixed)
+    if not balance.within_tolerance(ctx, led, partitions):  # chains on the driver
+        rows_out = _replace(rows_out, _leader_chains(ctx, rows_out), "leader", spark)
+        tick("leader chains")
+    leader = F.col("leader")
+    return _keep(  # balance.order_replicas: the leader first, then the other replicas
+        rows_out.select(
+            "topic", "partition", F.concat(F.array(leader), F.filter("kept", lambda b: b != leader)).alias("replicas")
+        ),
+        cached,
+    )
+
+
+def _leader_chains(ctx: BalanceContext, rows: DataFrame) -> dict[tuple[str, int], int]:
+    """:func:`kreassign.planning.balance.leader_chains` on (topic, partition, kept, leader) rows, with the
+    partitions held in arrays on the driver (tens of bytes each, not a dict of tuples): streamed in
+    (topic, partition) order, the order that function takes them in. Returns the leaders that change."""
+    names: list[str] = []
+    topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
+    by_leader: dict[int, array] = {}
+    load: Counter[int] = Counter()
+    for r in rows.orderBy("topic", "partition").toLocalIterator():
+        if not names or names[-1] != r.topic:
+            names.append(r.topic)
+        i = len(leader)
+        topic_of.append(len(names) - 1)
+        partition_of.append(r.partition)
+        b = r.leader if r.leader is not None else _NO_LEADER
+        leader.append(b)
+        flat.extend(r.kept)
+        start.append(len(flat))
+        if b != _NO_LEADER:
+            load[b] += 1
+            led = by_leader.get(b)
+            if led is None:
+                led = by_leader[b] = array("q")
+            led.append(i)
+    changed: dict[int, int] = {}
+
+    def edges(u: int) -> Iterator[tuple[int, int]]:
+        for i in by_leader.get(u, ()):
+            if leader[i] == u:
+                yield from ((i, v) for v in flat[start[i] : start[i + 1]] if v != u and ctx.chosen(v))
+
+    def move(i: int, u: int, v: int) -> None:
+        leader[i] = changed[i] = v
+        by_leader.setdefault(v, array("q")).append(i)
+
+    balance.move_along_chains(list(ctx.brokers), load, edges, move)
+    return {(names[topic_of[i]], partition_of[i]): v for i, v in changed.items()}
+
+
+_NO_LEADER = -(1 << 62)
 
 
 def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
@@ -608,3 +668,286 @@ def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mappi
         return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
 
     return shed
+
+
+# ---------------------------------------------------------------------------------------------- from a file
+_RAW_SCHEMA = T.StructType(
+    [
+        T.StructField("type", T.StringType()),
+        T.StructField("topic", T.StringType()),
+        T.StructField("partition", T.LongType()),
+        T.StructField("replicas", T.ArrayType(T.LongType())),
+        T.StructField("log_dirs", T.ArrayType(T.StringType())),
+        T.StructField("size_bytes", T.LongType()),
+    ]
+)
+_ANY = '"any"'  # kreassign.model.ANY_LOG_DIR, quoted
+_ROWS_PER_STREAMED_PART = 20_000
+"""Partitions per slice of the streamed plan: the driver holds one slice's text at a time."""
+
+
+class SnapshotPlanner:
+    """The balanced ``--generate`` of the ``topics`` of a snapshot file, with the driver's memory bounded by
+    brokers and topics: every step below is one or a few Spark jobs whose results are per broker or per
+    topic, and the two documents come back a slice at a time, in order (:meth:`stream`).
+
+    The wanted rows of the file (topic lines and partitions) are read once and cached."""
+
+    def __init__(self, spark: SparkSession, path: str, topics: Sequence[str]) -> None:
+        self.spark = spark
+        self.path = path
+        self.names = sorted(set(topics))
+        self.cached: list[DataFrame] = []
+        self.tick = _Timings()
+        self.wanted = spark.createDataFrame([(t,) for t in self.names], "topic string")
+        raw = spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(path)
+        rows = (
+            raw.where(F.col("type").isin("topic", "partition"))
+            .join(F.broadcast(self.wanted), "topic")
+            .select(
+                "type",
+                "topic",
+                "partition",
+                F.coalesce("size_bytes", F.lit(0)).alias("size"),
+                F.col("replicas").alias("current"),
+                "log_dirs",
+            )
+        )
+        self.rows = _keep(rows, self.cached)
+        self.parts = self.rows.where(F.col("type") == "partition").drop("type")
+        self.joined: DataFrame | None = None
+        self.per_topic: dict[str, int] = {}
+
+    def close(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+
+    def survey(self) -> tuple[set[str], dict[str, int], Counter[int]]:
+        """Two jobs (the first reads the file): the wanted topics that have a topic line, the partitions per
+        topic, and the replicas per broker now."""
+        known: set[str] = set()
+        per_topic: dict[str, int] = {}
+        for r in self.rows.groupBy("type", "topic").count().collect():
+            if r.type == "topic":
+                known.add(r.topic)
+            else:
+                per_topic[r.topic] = int(r[2])
+        load = Counter(
+            {
+                int(r.b): int(r[1])
+                for r in self.parts.select(F.explode("current").alias("b")).groupBy("b").count().collect()
+            }
+        )
+        self.per_topic = per_topic
+        self.tick("read, survey")
+        return known, per_topic, load
+
+    def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
+        """:func:`kreassign.planning.quality.minimum_movement` in two jobs (three with a surplus)."""
+        chosen = list(brokers)
+        stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
+        rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
+        rows = self.parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
+        counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
+        missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
+        flat = rows.select(F.explode(counted).alias("b"), "size")
+        kept = {int(r.b): int(r[1]) for r in flat.groupBy("b").count().collect()}
+        totals = rows.agg(F.sum(missing), F.sum(missing * F.col("size")), F.sum("rf")).first()
+        forced, forced_bytes, total = (int(v or 0) for v in totals)
+        surplus = excess_over_targets(kept, brokers, total)
+        moved_bytes = forced_bytes
+        if surplus:  # the smallest replicas each broker keeps beyond its target
+            table = self.spark.createDataFrame(list(surplus.items()), "b long, n long")
+            rank = F.row_number().over(Window.partitionBy("b").orderBy("size"))
+            smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
+            moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
+        self.tick("minimum")
+        return forced + sum(surplus.values()), moved_bytes
+
+    def plan(self, ctx: BalanceContext) -> None:
+        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size."""
+        parts = self.parts.select("topic", "partition", "size", "current")
+        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached)
+        self.joined = _keep(final.join(self.parts, ["topic", "partition"]), self.cached)
+
+    def collect(self) -> dict[tuple[str, int], list[int]]:
+        """The whole plan on the driver (only for the stages that need every partition)."""
+        assert self.joined is not None
+        return {
+            (r.topic, int(r.partition)): [int(b) for b in r.replicas]
+            for r in self.joined.select("topic", "partition", "replicas").toLocalIterator()
+        }
+
+    def broker_totals(self) -> dict[str, tuple[dict[int, int], dict[int, int]]]:
+        """One job, per broker before and after: replicas, leaders, bytes, and ``disk`` (the bytes of the
+        distinct replicas of each partition, what :mod:`kreassign.planning.capacity` counts)."""
+        assert self.joined is not None
+        kinds = ("replicas", "leaders", "bytes", "disk")
+
+        def tagged(kind: int, column: Any) -> Any:
+            return F.transform(column, lambda b: F.struct(F.lit(kind).alias("k"), b.alias("b")))
+
+        def first(column: str) -> Any:
+            return F.when(F.size(column) > 0, F.array(F.get(column, 0))).otherwise(F.array().cast(_INTS))
+
+        entries = F.concat(
+            tagged(0, F.col("current")),
+            tagged(1, F.col("replicas")),
+            tagged(2, first("current")),
+            tagged(3, first("replicas")),
+            tagged(4, F.array_distinct("current")),
+            tagged(5, F.array_distinct("replicas")),
+        )
+        rows = (
+            self.joined.select(F.explode(entries).alias("e"), "size")
+            .groupBy("e.k", "e.b")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("bytes"))
+            .collect()
+        )
+        sides: dict[str, tuple[dict[int, int], dict[int, int]]] = {kind: ({}, {}) for kind in kinds}
+        for r in rows:
+            k, b = int(r.k), int(r.b)
+            if k < 4:
+                sides["replicas" if k < 2 else "leaders"][k % 2][b] = int(r.n)
+            if k < 2 and r.bytes:
+                sides["bytes"][k][b] = int(r.bytes)
+            if k >= 4:
+                sides["disk"][k - 4][b] = int(r.bytes or 0)
+        return sides
+
+    def plan_totals(self) -> tuple[int, int, int, int, int]:
+        """One job: replicas moved, bytes moved, leaders changed, bytes of all replicas before, partitions."""
+        assert self.joined is not None
+        added = F.size(F.array_except("replicas", "current"))
+        changed = (F.size("current") > 0) & (F.size("replicas") > 0) & (F.get("current", 0) != F.get("replicas", 0))
+        row = self.joined.agg(
+            F.sum(added),
+            F.sum(added * F.col("size")),
+            F.sum(changed.cast("long")),
+            F.sum(F.col("size") * F.size("current")),
+            F.count(F.lit(1)),
+        ).first()
+        return tuple(int(v or 0) for v in row)  # type: ignore[return-value]
+
+    def topic_spreads(self, brokers: Sequence[int]) -> dict[str, list[tuple[int, int, int, int]]]:
+        """One job, per topic with partitions: for replicas before, after, leaders before, after, its
+        (spread, misplaced, total) of :func:`kreassign.planning.quality.topic_spread`, from how many
+        chosen brokers hold each count of it."""
+        assert self.joined is not None
+        count = len(brokers)
+        chosen = F.broadcast(self.spark.createDataFrame([(b,) for b in brokers], "b long"))
+
+        def tagged(kind: int, column: Any) -> Any:
+            return F.transform(column, lambda b: F.struct(F.lit(kind).alias("k"), b.alias("b")))
+
+        def first(column: str) -> Any:
+            return F.when(F.size(column) > 0, F.array(F.get(column, 0))).otherwise(F.array().cast(_INTS))
+
+        entries = F.concat(
+            tagged(0, F.col("current")),
+            tagged(1, F.col("replicas")),
+            tagged(2, first("current")),
+            tagged(3, first("replicas")),
+        )
+        counts = (
+            self.joined.select("topic", F.explode(entries).alias("e"))
+            .select("topic", "e.k", "e.b")
+            .join(chosen, "b")
+            .groupBy("topic", "k", "b")
+            .count()
+        )
+        # per topic and kind, how many chosen brokers hold each count (a few rows): all the spread needs
+        histogram: dict[tuple[str, int], list[tuple[int, int]]] = {}
+        for r in counts.groupBy("topic", "k", "count").agg(F.count(F.lit(1)).alias("m")).collect():
+            histogram.setdefault((r.topic, int(r.k)), []).append((int(r[2]), int(r.m)))
+        spreads = {t: [(0, 0, 0)] * 4 for t in self.per_topic}
+        for (topic, k), pairs in histogram.items():
+            total = sum(v * m for v, m in pairs)
+            zeros = count - sum(m for _, m in pairs)
+            floor, extra = divmod(total, count)
+            ceil = floor + (1 if extra else 0)
+            over = sum((v - ceil) * m for v, m in pairs if v > ceil)
+            under = (sum((floor - v) * m for v, m in pairs if v < floor) + floor * zeros) if floor else 0
+            high, low = max(v for v, _ in pairs), min(v for v, _ in pairs)
+            spreads[topic][k] = (high - (0 if zeros else low), max(over, under), total)
+        self.tick("report")
+        return spreads  # type: ignore[return-value]
+
+    def other_bytes(self, dirs: Sequence[tuple[int, str]]) -> dict[int, int]:
+        """One job (it reads the file again): per broker, the bytes of the replicas of the topics not
+        planned that sit in one of its log dirs ``dirs`` (what DescribeLogDirs reports of a snapshot)."""
+        if not dirs:
+            return {}
+        table = F.broadcast(self.spark.createDataFrame(list(dirs), "b long, d string"))
+        raw = self.spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(self.path)
+        others = (
+            raw.where((F.col("type") == "partition") & (F.col("size_bytes") > 0))
+            .join(F.broadcast(self.wanted), "topic", "left_anti")
+            .select("topic", "partition", "size_bytes", F.explode(F.arrays_zip("replicas", "log_dirs")).alias("z"))
+            .select("topic", "partition", "size_bytes", F.col("z.replicas").alias("b"), F.col("z.log_dirs").alias("d"))
+            .join(table, ["b", "d"])
+            .dropDuplicates(["topic", "partition", "b", "d"])
+        )
+        return {int(r.b): int(r[1]) for r in others.groupBy("b").agg(F.sum("size_bytes")).collect()}
+
+    def log_dirs(self) -> list[str]:
+        """One job: the distinct log dirs of the partitions planned."""
+        return [
+            r.d for r in self.parts.select(F.explode("log_dirs").alias("d")).distinct().collect() if r.d is not None
+        ]
+
+    def stream(
+        self, heads: Sequence[tuple[str, str]], quoted: Mapping[str, str], dead: Sequence[int]
+    ) -> Iterator[tuple[str, str]]:
+        """Per topic in the order of ``heads`` ((topic, ``{"topic":NAME,"partition":``), topics with
+        partitions), its entries of the current assignment and of the proposal (the Apache layout of
+        :func:`kreassign.formats.format_topics_json`), built in the JVM: one job, a slice at a time.
+        ``quoted``: the log dirs whose JSON form is not plain quotes around them; ``dead``: brokers
+        outside the cluster (their replicas' log dirs print as any)."""
+        assert self.joined is not None
+        table = self.spark.createDataFrame(
+            [(t, i, h) for i, (t, h) in enumerate(heads)], "topic string, rank long, head string"
+        )
+        special = F.create_map(*[F.lit(x) for pair in quoted.items() for x in pair]) if quoted else None
+        gone = F.lit(list(dead)).cast(_INTS) if dead else None
+
+        def dir_text(b: Any, i: Any) -> Any:
+            d = F.get(F.col("log_dirs"), i)
+            text = F.concat(F.lit('"'), d, F.lit('"'))
+            if special is not None:
+                text = F.coalesce(F.element_at(special, d), text)
+            unknown = d.isNull() if gone is None else (d.isNull() | F.array_contains(gone, b))
+            return F.when(unknown, F.lit(_ANY)).otherwise(text)
+
+        def entry(replicas: Any, dirs: Any) -> Any:
+            return F.concat(
+                F.col("head"),
+                F.col("partition").cast("string"),
+                F.lit(',"replicas":['),
+                F.array_join(F.transform(replicas, lambda b: b.cast("string")), ","),
+                F.lit('],"log_dirs":['),
+                F.array_join(dirs, ","),
+                F.lit("]}"),
+            )
+
+        rows = self.joined.join(F.broadcast(table), "topic").select(
+            "topic",
+            "rank",
+            "partition",
+            entry(F.col("current"), F.transform("current", dir_text)).alias("now"),
+            entry(F.col("replicas"), F.array_repeat(F.lit(_ANY), F.size("replicas"))).alias("then"),
+        )
+        texts = rows.groupBy("rank").agg(F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e"))
+        slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
+        ordered = (
+            texts.select(
+                "rank",
+                F.array_join(F.col("e.now"), ",").alias("now"),
+                F.array_join(F.col("e.then"), ",").alias("then"),
+            )
+            .repartitionByRange(slices, "rank")
+            .sortWithinPartitions("rank")
+        )
+        for r in ordered.toLocalIterator():
+            yield r.now, r.then
+        self.tick("plan streamed")

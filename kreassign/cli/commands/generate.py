@@ -68,4 +68,5 @@ def _balanced(inv: Invocation):
         out=inv.text_out,
         max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
         move_budget=balanced.parse_move_budget(args.value("move-budget")),
+        texts=inv.json_mode,
     )
