@@ -179,6 +179,12 @@ def main() -> None:
     parser.add_argument("--work", default=str(ROOT / ".cache" / "bench"), help="where snapshots and plans go")
     parser.add_argument("--spark-master", default=None)
     parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE, passed to --engine spark")
+    parser.add_argument(
+        "--quality-up-to",
+        type=int,
+        default=1_000_000,
+        help="measure the plans' quality up to this size (the measure holds every partition in this process)",
+    )
     parser.add_argument("--stdlib-floor", metavar="SNAPSHOT", help=argparse.SUPPRESS)  # the floor's own process
     args = parser.parse_args()
     if args.stdlib_floor:
@@ -212,7 +218,7 @@ def main() -> None:
         floor_cpu = children_cpu() - cpu
         print(f"{size:>9}  floor: {floor[0]:8.1f} s {floor[1]:7d} MB (cpu {floor_cpu:.1f} s)", file=sys.stderr)
         rows.append((size, "stdlib floor", floor[0], floor[1], floor[2], "-", "-", "", "1.00", floor_cpu, ("",) * 5))
-        sizes = snapshot_sizes(snapshot)
+        sizes = snapshot_sizes(snapshot) if size <= args.quality_up_to else None
         brokers = list(range(1, args.brokers + 1))
         floor_out.unlink()
         for engine in engines:
@@ -235,19 +241,24 @@ def main() -> None:
                 print(f"{engine} at {size} failed ({code}): {tail(out)} {err[-500:]}", file=sys.stderr)
                 out.unlink()
                 continue
-            quality = plan_quality(out, sizes, brokers)
-            results[engine] = (wall, peak, driver, quality.replicas_moved, out, cpu, quality_columns(quality))
+            if sizes is not None:
+                quality = plan_quality(out, sizes, brokers)
+                moved, columns = quality.replicas_moved, quality_columns(quality)
+            else:
+                moved, columns = None, ("-",) * 5
+            results[engine] = (wall, peak, driver, moved, out, cpu, columns)
             print(
-                f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB (driver {driver} MB) moved {quality.replicas_moved}",
-                file=sys.stderr,
+                f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB (driver {driver} MB) moved {moved}", file=sys.stderr
             )
         for engine, (wall, peak, driver, moved, out, cpu, columns) in results.items():
-            ratio = f"{moved / results['apache'][3]:.3f}" if "apache" in results and results["apache"][3] else "-"
+            apache = results["apache"][3] if "apache" in results else None
+            ratio = f"{moved / apache:.3f}" if moved is not None and apache else "-"
             same = ""
             if engine.startswith("spark") and "local" in results:
                 same = "yes" if filecmp.cmp(results["local"][4], out, shallow=False) else "NO"
             to_floor = f"{wall / floor[0]:.2f}"
-            rows.append((size, engine, wall, peak, driver, f"{moved:,}", ratio, same, to_floor, cpu, columns))
+            shown = f"{moved:,}" if moved is not None else "-"
+            rows.append((size, engine, wall, peak, driver, shown, ratio, same, to_floor, cpu, columns))
         for result in results.values():  # a plan at 10,000,000 partitions is gigabytes
             result[4].unlink()
     print(

@@ -1,6 +1,6 @@
 """The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run
-per partition (``mapInPandas``), per broker and per topic (``applyInPandas``, ``cogroup``) on the
-executors; row-level work (reading the JSON lines with a schema, the topic filter as a broadcast join,
+per partition and per broker or topic (``mapInPandas``; a group's rows reach one Python call together,
+:func:`_grouped`) on the executors; row-level work (reading the JSON lines with a schema, the topic filter as a broadcast join,
 counting, applying decisions) stays in the JVM. The driver sees per-broker and per-topic aggregates, the
 few rows left over by a stage (vacancies a topic could not fill, partitions left without a leader), and
 at the end the plan, streamed in (topic, partition) order.
@@ -31,6 +31,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ _FILLED = (
 )
 _LEAD = "topic string, partition long, kept array<long>, leader long"
 _SHED = "topic string, partition long, broker long"
+_DROP = "topic string, partition long"
 _KEEP = StorageLevel.MEMORY_AND_DISK
 
 
@@ -229,6 +231,43 @@ def _keep(df: DataFrame, cached: list[DataFrame]) -> DataFrame:
     kept = df.localCheckpoint(eager=False, storageLevel=_KEEP)
     cached.append(kept)
     return kept
+
+
+def _grouped(frame: DataFrame, key: str, func: Any, schema: Any) -> DataFrame:
+    """``frame.groupBy(key).applyInPandas(func, schema)``, one Python call per group, without an Arrow
+    round trip per group: the rows are hashed to Spark partitions by ``key`` and sorted on it, and each
+    Python worker cuts the batches it streams into groups (a group that spans batches is put together
+    first). applyInPandas pays about 1.2 ms per group: 15 s for 10,000 topics of 100 partitions with a
+    function that does nothing, 3 s this way (measured with ``local[1]``). As with applyInPandas, the
+    order of a group's rows is not defined: every function called sorts what it gets."""
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        pending: list[pd.DataFrame] = []  # the pieces of the group that may go on in the next batch
+        for pdf in batches:
+            size = len(pdf)
+            if not size:
+                continue
+            keys = pdf[key]
+            bounds = [*keys.ne(keys.shift()).to_numpy().nonzero()[0].tolist(), size]  # where each group starts
+            out = []
+            for start, end in pairwise(bounds):
+                if pending and pending[0][key].iat[0] != keys.iat[start]:
+                    out.append(func(_whole(pending)))
+                    pending = []
+                pending.append(pdf.iloc[start:end])
+                if end < size:  # a group that ends inside the batch is whole
+                    out.append(func(_whole(pending)))
+                    pending = []
+            if out:
+                yield pd.concat(out, ignore_index=True)
+        if pending:
+            yield func(_whole(pending))
+
+    return frame.repartition(key).sortWithinPartitions(key).mapInPandas(run, schema)
+
+
+def _whole(pieces: list[pd.DataFrame]) -> pd.DataFrame:
+    return pieces[0].reset_index(drop=True) if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
 
 
 def _broker_stats(state: DataFrame) -> tuple[Counter[int], Counter[int], int, int]:
@@ -466,7 +505,7 @@ def _shed(
             {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
         )
 
-    return held.groupBy("broker").applyInPandas(shed, _SHED)
+    return _grouped(held, "broker", shed, _SHED)
 
 
 def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
@@ -483,11 +522,16 @@ def _fill(
     """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies."""
     columns = ["topic", "partition", "size", "current", "kept", "vacancies", "shed", "changed", "before"]
 
-    def fill(parts: pd.DataFrame, leaving: pd.DataFrame) -> pd.DataFrame:
+    def fill(parts: pd.DataFrame) -> pd.DataFrame:
         topic = parts["topic"].iloc[0]
         rows = list(zip(parts["partition"], parts["kept"], parts["vacancies"], strict=True))
         partitions = [(int(p), _ints(k), int(v)) for p, k, v in rows]
-        gone = [(int(p), int(b)) for p, b in zip(leaving["partition"], leaving["broker"], strict=True)]
+        gone = [
+            (int(p), int(b))
+            for p, out in zip(parts["partition"], parts["leaving"], strict=True)
+            if out is not None
+            for b in out
+        ]
         window = slots.window(topic, vacancies.get(topic, 0))
         results = {p: (r, o, s) for p, r, o, s in balance.fill_topic(ctx, partitions, gone, window)}
         kept_before = {p: k for p, k, _ in partitions}
@@ -500,7 +544,8 @@ def _fill(
             before=[list(kept_before[int(p)]) for p in parts["partition"]],
         )[columns]
 
-    return state.groupBy("topic").cogroup(shed.groupBy("topic")).applyInPandas(fill, _FILLED)
+    leaving = shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving"))
+    return _grouped(state.join(leaving, ["topic", "partition"], "left"), "topic", fill, _FILLED)
 
 
 def _leader_counts(lead: DataFrame) -> tuple[Counter[int], int]:
@@ -543,7 +588,7 @@ def _leaders(
 
     if quotas:
         quota_topics = _topics(spark, quotas)
-        fixed = _keep(rows.join(quota_topics, "topic").groupBy("topic").applyInPandas(topic_leaders, _LEAD), cached)
+        fixed = _keep(_grouped(rows.join(quota_topics, "topic"), "topic", topic_leaders, _LEAD), cached)
         rest = rows.join(quota_topics, "topic", "left_anti")
     else:
         fixed, rest = spark.createDataFrame([], _LEAD), rows
@@ -561,11 +606,9 @@ def _leaders(
         if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
             break
         over = spark.createDataFrame([(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
-        dropped = (
-            lead.join(F.broadcast(over), "leader")
-            .groupBy("leader")
-            .applyInPandas(_leader_shed(led, targets, per_topic, brokers), "topic string, partition long")
-            .withColumn("drop", F.lit(True))
+        shed = _leader_shed(led, targets, per_topic, brokers)
+        dropped = _grouped(lead.join(F.broadcast(over), "leader"), "leader", shed, _DROP).withColumn(
+            "drop", F.lit(True)
         )
         lead = _keep(
             lead.join(dropped, ["topic", "partition"], "left")
