@@ -241,6 +241,9 @@ def main() -> None:
                 print(f"{engine} at {size} failed ({code}): {tail(out)} {err[-500:]}", file=sys.stderr)
                 out.unlink()
                 continue
+            for line in err.splitlines():  # KREASSIGN_SPARK_TIMINGS=1: the wall time of each Spark stage
+                if line.startswith("spark stage "):
+                    print(f"{size:>9} {engine}: {line}", file=sys.stderr)
             if sizes is not None:
                 quality = plan_quality(out, sizes, brokers)
                 moved, columns = quality.replicas_moved, quality_columns(quality)

@@ -97,8 +97,19 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
             shutil.rmtree(folder, ignore_errors=True)
 
 
-LOCAL_JVM_HEAP = "2g"
-"""``spark.driver.memory`` of an embedded session (``--spark-conf spark.driver.memory=...`` overrides it)."""
+LOCAL_JVM_HEAP_MIN = 2 << 30
+
+
+def local_jvm_heap() -> str:
+    """``spark.driver.memory`` of an embedded session, whose JVM runs every task: a quarter of the machine's
+    memory (what a JVM takes without ``-Xmx``; Spark sets 1g), at least 2 GiB. ``--spark-conf
+    spark.driver.memory=...`` overrides it. 1 GiB ran out at 1,000,000 partitions with ``local[1]``, 2 GiB at
+    10,000,000 with ``local[2]``."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # pragma: no cover - no sysconf names: not Linux or macOS
+        total = 0
+    return f"{max(LOCAL_JVM_HEAP_MIN, total // 4) >> 20}m"
 
 
 def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
@@ -111,8 +122,8 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
         # the JSON reader must not evaluate filters per row (a large IN list made the scan O(rows x topics))
         "spark.sql.json.filterPushdown.enabled": "false",
     }
-    if local:  # the embedded JVM runs every task: Spark's 1g default ran out of heap at 1,000,000 partitions
-        settings["spark.driver.memory"] = LOCAL_JVM_HEAP
+    if local:
+        settings["spark.driver.memory"] = local_jvm_heap()
     settings.update(conf)
     return settings
 
@@ -729,6 +740,25 @@ _ROWS_PER_STREAMED_PART = 20_000
 """Partitions per slice of the streamed plan: the driver holds one slice's text at a time."""
 
 
+def _tagged(kind: int, column: Any) -> Any:
+    """The brokers of the array ``column`` as (k, b) structs, k = ``kind``: several arrays in one explode."""
+    return F.transform(column, lambda b: F.struct(F.lit(kind).alias("k"), b.alias("b")))
+
+
+def _replicas_and_leaders() -> list[Any]:
+    """Tagged brokers of a planned partition: 0 its replicas now, 1 after, 2 its leader now, 3 after."""
+
+    def first(column: str) -> Any:
+        return F.when(F.size(column) > 0, F.array(F.get(column, 0))).otherwise(F.array().cast(_INTS))
+
+    return [
+        _tagged(0, F.col("current")),
+        _tagged(1, F.col("replicas")),
+        _tagged(2, first("current")),
+        _tagged(3, first("replicas")),
+    ]
+
+
 class SnapshotPlanner:
     """The balanced ``--generate`` of the ``topics`` of a snapshot file, with the driver's memory bounded by
     brokers and topics: every step below is one or a few Spark jobs whose results are per broker or per
@@ -827,19 +857,8 @@ class SnapshotPlanner:
         assert self.joined is not None
         kinds = ("replicas", "leaders", "bytes", "disk")
 
-        def tagged(kind: int, column: Any) -> Any:
-            return F.transform(column, lambda b: F.struct(F.lit(kind).alias("k"), b.alias("b")))
-
-        def first(column: str) -> Any:
-            return F.when(F.size(column) > 0, F.array(F.get(column, 0))).otherwise(F.array().cast(_INTS))
-
         entries = F.concat(
-            tagged(0, F.col("current")),
-            tagged(1, F.col("replicas")),
-            tagged(2, first("current")),
-            tagged(3, first("replicas")),
-            tagged(4, F.array_distinct("current")),
-            tagged(5, F.array_distinct("replicas")),
+            *_replicas_and_leaders(), _tagged(4, F.array_distinct("current")), _tagged(5, F.array_distinct("replicas"))
         )
         rows = (
             self.joined.select(F.explode(entries).alias("e"), "size")
@@ -880,18 +899,7 @@ class SnapshotPlanner:
         count = len(brokers)
         chosen = F.broadcast(self.spark.createDataFrame([(b,) for b in brokers], "b long"))
 
-        def tagged(kind: int, column: Any) -> Any:
-            return F.transform(column, lambda b: F.struct(F.lit(kind).alias("k"), b.alias("b")))
-
-        def first(column: str) -> Any:
-            return F.when(F.size(column) > 0, F.array(F.get(column, 0))).otherwise(F.array().cast(_INTS))
-
-        entries = F.concat(
-            tagged(0, F.col("current")),
-            tagged(1, F.col("replicas")),
-            tagged(2, first("current")),
-            tagged(3, first("replicas")),
-        )
+        entries = F.concat(*_replicas_and_leaders())
         counts = (
             self.joined.select("topic", F.explode(entries).alias("e"))
             .select("topic", "e.k", "e.b")

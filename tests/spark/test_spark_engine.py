@@ -135,3 +135,15 @@ def test_grouped_gives_each_group_whole_to_one_call(batch):
     assert sorted((r.topic, r.calls, list(r.values)) for r in got) == [
         (topic, 1, list(range(size))) for topic, size in sorted(sizes.items())
     ]
+
+
+def test_an_embedded_session_gets_a_quarter_of_the_memory_and_conf_overrides_it(monkeypatch):
+    from kreassign.spark import pipeline
+
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": (24 << 30) // 4096}
+    monkeypatch.setattr(pipeline.os, "sysconf", pages.__getitem__)
+    assert pipeline._settings("local[2]", {})["spark.driver.memory"] == "6144m"
+    assert pipeline._settings("local[2]", {"spark.driver.memory": "3g"})["spark.driver.memory"] == "3g"
+    assert "spark.driver.memory" not in pipeline._settings("spark://127.0.0.1:7077", {})  # the cluster's own
+    pages["SC_PHYS_PAGES"] = (4 << 30) // 4096  # a small machine: 2 GiB at least
+    assert pipeline._settings("local[*]", {})["spark.driver.memory"] == "2048m"
