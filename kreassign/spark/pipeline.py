@@ -1,9 +1,9 @@
-"""The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run
-per partition and per broker or topic (``mapInPandas``; a group's rows reach one Python call together,
-:func:`_grouped`) on the executors; row-level work (reading the JSON lines with a schema, the topic filter as a broadcast join,
-counting, applying decisions) stays in the JVM. The driver sees per-broker and per-topic aggregates, the
-few rows left over by a stage (vacancies a topic could not fill, partitions left without a leader), and
-at the end the plan, streamed in (topic, partition) order.
+"""The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run per
+partition and per broker or topic (``mapInPandas``; a group's rows reach one Python call together,
+:func:`_grouped`) on the executors; row-level work (reading the JSON lines with a schema, the topic filter
+as a broadcast join, counting, applying decisions) stays in the JVM. The driver sees per-broker and
+per-topic aggregates, the few rows left over by a stage (vacancies a topic could not fill, partitions left
+without a leader), and at the end the plan, streamed in (topic, partition) order.
 
 Every stage calls the same pure function as the local engine with the same inputs (each sorts what it
 gets), and the driver takes the same decisions in the same order as :func:`balance.plan_balanced`
@@ -103,8 +103,8 @@ LOCAL_JVM_HEAP_MIN = 2 << 30
 def local_jvm_heap() -> str:
     """``spark.driver.memory`` of an embedded session, whose JVM runs every task: a quarter of the machine's
     memory (what a JVM takes without ``-Xmx``; Spark sets 1g), at least 2 GiB. ``--spark-conf
-    spark.driver.memory=...`` overrides it. 1 GiB ran out at 1,000,000 partitions with ``local[1]``, 2 GiB at
-    10,000,000 with ``local[2]``."""
+    spark.driver.memory=...`` overrides it. With 1 GiB, ``local[1]`` failed at 1,000,000 partitions; with
+    2 GiB, the JVM of ``local[2]`` died at 10,000,000 (6 GiB completed)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):  # pragma: no cover - no sysconf names: not Linux or macOS
