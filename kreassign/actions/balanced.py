@@ -153,6 +153,7 @@ def generate_balanced(
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
     move_budget: MoveBudget | None = None,
     texts: bool = True,
+    plan: dict[tuple[str, int], list[int]] | None = None,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
     (:mod:`kreassign.planning.quality`, for the plan report) and the engine used.
@@ -162,8 +163,10 @@ def generate_balanced(
     (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check.
 
     With the Spark engine on a snapshot file, the driver never holds the partitions (:func:`_generate_from_file`);
-    ``texts`` False: the result's JSON texts are left empty (they were printed, a piece at a time)."""
-    source = _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
+    ``texts`` False: the result's JSON texts are left empty (they were printed, a piece at a time). Otherwise
+    every partition is on the driver (a live cluster, the local engine, --move-budget, a disk to relieve);
+    ``plan``: the Spark engine's plan, collected already by :func:`_generate_from_file`."""
+    source = None if plan is not None else _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
     if source is not None:
         return _generate_from_file(
             port,
@@ -179,38 +182,6 @@ def generate_balanced(
             texts=texts,
             move_budget=move_budget,
         )
-    return _generate_collected(
-        port,
-        topics_json,
-        broker_list,
-        rack_aware=rack_aware,
-        replication_factor=replication_factor,
-        engine=engine,
-        spark_master=spark_master,
-        spark_conf=spark_conf,
-        out=out,
-        max_disk_usage=max_disk_usage,
-        move_budget=move_budget,
-    )
-
-
-def _generate_collected(
-    port,
-    topics_json: str,
-    broker_list: str,
-    *,
-    rack_aware: bool,
-    replication_factor: int | None,
-    engine: str,
-    spark_master: str | None,
-    spark_conf: Mapping[str, str],
-    out: Output,
-    max_disk_usage: float,
-    move_budget: MoveBudget | None,
-    plan: dict[tuple[str, int], list[int]] | None = None,
-) -> tuple[GenerateResult, PlanQuality, str]:
-    """Every partition on the driver (a live cluster, the local engine, --move-budget, a disk to relieve);
-    ``plan``: the Spark engine's, collected already."""
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current, usable = inputs.topics, inputs.current, inputs.usable
     sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
@@ -367,7 +338,7 @@ def _generate_from_file(
         else:
             relieve = False
         if move_budget is not None or relieve:
-            return _generate_collected(
+            return generate_balanced(
                 port,
                 topics_json,
                 broker_list,

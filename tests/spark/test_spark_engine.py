@@ -147,3 +147,41 @@ def test_an_embedded_session_gets_a_quarter_of_the_memory_and_conf_overrides_it(
     assert "spark.driver.memory" not in pipeline._settings("spark://127.0.0.1:7077", {})  # the cluster's own
     pages["SC_PHYS_PAGES"] = (4 << 30) // 4096  # a small machine: 2 GiB at least
     assert pipeline._settings("local[*]", {})["spark.driver.memory"] == "2048m"
+
+
+@pytest.mark.parametrize("new_capacity", [10 << 40, 60 << 30], ids=["room-everywhere", "new-brokers-small"])
+def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, new_capacity):
+    """Known capacities and topics left out of the plan: the Spark engine sums the other topics' bytes per
+    broker from the file and checks the disk bounds from its aggregates (room everywhere: the plan streams);
+    new brokers too small for their share make it collect the plan and relieve them on the driver. Either
+    way stdout, and the plan report but for the engine's name, are the local engine's."""
+    import json
+
+    snapshot = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    lines = []
+    for line in snapshot.read_text().splitlines():
+        record = json.loads(line)
+        if record["type"] == "broker":
+            record["capacity_bytes"] = new_capacity if record["id"] > 84 else 10 << 40
+        lines.append(json.dumps(record))
+    snapshot.write_text("\n".join(lines) + "\n")
+    topics = tmp_path / "topics.json"  # 30 of the 40 topics: the other 10 hold bytes on the disks too
+    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(30)) + "]}")
+    import kreassign.cli.app as app
+
+    outputs, reports = {}, {}
+    for engine in ("local", "spark"):
+        out, err = io.StringIO(), io.StringIO()
+        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine)
+        argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, 91))
+        saved = app._stderr
+        app._stderr = err.write
+        try:
+            assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
+        finally:
+            app._stderr = saved
+        outputs[engine], reports[engine] = out.getvalue(), err.getvalue().replace(f"engine {engine}", "engine")
+    assert outputs["spark"] == outputs["local"]
+    assert reports["spark"] == reports["local"]
+    assert "disk use" in reports["local"]
