@@ -87,6 +87,22 @@ def test_shapes_where_the_bytes_only_placement_moves_fewer(spark, tmp_path, inde
     assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
 
 
+def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra: str) -> tuple[str, str]:
+    """``--generate --strategy balanced`` over brokers 1..``brokers`` in this process: stdout and stderr."""
+    import kreassign.cli.app as app
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine, *extra)
+    argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, brokers + 1))
+    saved = app._stderr
+    app._stderr = err.write
+    try:
+        assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
+    finally:
+        app._stderr = saved
+    return out.getvalue(), err.getvalue()
+
+
 @pytest.mark.parametrize("extra", [(), ("--move-budget", "300")], ids=["no-budget", "move-budget"])
 def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
     """The stages after the engine (disk capacity, the move budget) run on the driver: same plan either way."""
@@ -96,19 +112,8 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
     topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
     outputs = {}
     for engine in ("local", "spark"):
-        out, err = io.StringIO(), io.StringIO()
-        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine, *extra)
-        argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, 91))
-        import kreassign.cli.app as app
-
-        saved = app._stderr
-        app._stderr = err.write
-        try:
-            assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
-        finally:
-            app._stderr = saved
-        outputs[engine] = out.getvalue()
-        assert f"engine {engine}" in err.getvalue()
+        outputs[engine], report = run_balanced(snapshot, topics, engine, 90, *extra)
+        assert f"engine {engine}" in report
     assert outputs["spark"] == outputs["local"]
     assert outputs["local"].startswith("Current partition replica assignment\n")
 
@@ -168,20 +173,10 @@ def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, new_cap
     snapshot.write_text("\n".join(lines) + "\n")
     topics = tmp_path / "topics.json"  # 30 of the 40 topics: the other 10 hold bytes on the disks too
     topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(30)) + "]}")
-    import kreassign.cli.app as app
-
     outputs, reports = {}, {}
     for engine in ("local", "spark"):
-        out, err = io.StringIO(), io.StringIO()
-        argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine)
-        argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, 91))
-        saved = app._stderr
-        app._stderr = err.write
-        try:
-            assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
-        finally:
-            app._stderr = saved
-        outputs[engine], reports[engine] = out.getvalue(), err.getvalue().replace(f"engine {engine}", "engine")
+        outputs[engine], report = run_balanced(snapshot, topics, engine, 90)
+        reports[engine] = report.replace(f"engine {engine}", "engine")
     assert outputs["spark"] == outputs["local"]
     assert reports["spark"] == reports["local"]
     assert "disk use" in reports["local"]
