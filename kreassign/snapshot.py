@@ -649,7 +649,10 @@ class SnapshotCluster:
         return result
 
     def replica_sizes(
-        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+        self,
+        broker_ids: Iterable[int],
+        partitions: Iterable[TopicPartition] | None = None,
+        timeout_s: float | None = None,
     ) -> dict[TopicPartitionReplica, int]:
         """Each replica on these brokers with the partition's ``size_bytes`` (replicas of partitions
         without a size are left out, as a live cluster leaves out what it cannot read)."""

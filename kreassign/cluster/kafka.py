@@ -215,8 +215,8 @@ class KafkaCluster:
         conf["request_timeout_ms"] = int(min(conf["request_timeout_ms"], self.api_timeout_s * 1000))
         return conf
 
-    def _deadline(self) -> float:
-        return time.monotonic() + self.api_timeout_s
+    def _deadline(self, timeout_s: float | None = None) -> float:
+        return time.monotonic() + (self.api_timeout_s if timeout_s is None else timeout_s)
 
     def _outcome(self, future: Any, call: str, timeout_s: float | None = None) -> Any:
         """Wait for a confluent-kafka future; its ``KafkaException`` is raised as is.
@@ -291,8 +291,12 @@ class KafkaCluster:
     async def _send_to_broker(self, broker_id: int, build: Callable[[], Any], deadline: float) -> Any:
         manager = self._legacy._manager
         while True:
+            # one request never outlives the call's deadline (a broker stopped after the call began)
+            remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
             try:
-                return await manager.send(build(), node_id=broker_id)
+                return await manager.send(
+                    build(), node_id=broker_id, request_timeout_ms=min(remaining_ms, self.config.request_timeout_ms)
+                )
             except retriable_kafka_python_errors() as exc:
                 await pause_or_time_out(manager._net, deadline, exc)
 
@@ -590,11 +594,14 @@ class KafkaCluster:
 
     # -------------------------------------------------------------------------- replica state (--progress)
     def replica_sizes(
-        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+        self,
+        broker_ids: Iterable[int],
+        partitions: Iterable[TopicPartition] | None = None,
+        timeout_s: float | None = None,
     ) -> dict[TopicPartitionReplica, int]:
-        """One DescribeLogDirs (all topics, or only ``partitions``) per broker, all in flight at once. A
-        replica moving between log dirs counts its current log only; offline log dirs and brokers missing
-        from the metadata are left out."""
+        """One DescribeLogDirs (all topics, or only ``partitions``) per broker, all in flight at once,
+        for at most ``timeout_s`` (default: the API timeout). A replica moving between log dirs counts its
+        current log only; offline log dirs and brokers missing from the metadata are left out."""
         from kafka.protocol.admin import DescribeLogDirsRequest
 
         call = "describeLogDirs"
@@ -615,7 +622,7 @@ class KafkaCluster:
             topic_type = DescribeLogDirsRequest.DescribableLogDirTopic
             topics = [topic_type(topic=t, partitions=p) for t, p in sorted(by_topic.items())]
         requests = {broker_id: (lambda: DescribeLogDirsRequest(topics=topics)) for broker_id in sorted(known)}
-        responses = self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline())
+        responses = self._run_kafka_python(call, self._send_to_brokers, requests, self._deadline(timeout_s))
         sizes: dict[TopicPartitionReplica, int] = {}
         for broker_id, response in responses.items():
             if getattr(response, "error_code", 0):

@@ -134,12 +134,16 @@ class ClusterPort(Protocol):
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
 
     def replica_sizes(
-        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+        self,
+        broker_ids: Iterable[int],
+        partitions: Iterable[TopicPartition] | None = None,
+        timeout_s: float | None = None,
     ) -> dict[TopicPartitionReplica, int]:
         """Bytes of the current log of every replica hosted by these brokers (of ``partitions`` only, when
         given: the brokers are asked about those only) (DescribeLogDirs; a replica
         moving between log dirs counts its current log). Brokers the cluster does not know (not live) and
-        offline log dirs are left out; a known broker that does not answer in time is a ClusterTimeoutError."""
+        offline log dirs are left out; a known broker that does not answer in time (``timeout_s``, by
+        default the client's API timeout) is a ClusterTimeoutError."""
         ...
 
     def describe_log_dirs(self, broker_ids: Iterable[int]) -> dict[int, list[LogDirUsage]]:

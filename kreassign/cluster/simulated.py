@@ -318,7 +318,10 @@ class SimulatedCluster:
         return {tp: self.partitions[tp].end_offset for tp in partitions}
 
     def replica_sizes(
-        self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] | None = None
+        self,
+        broker_ids: Iterable[int],
+        partitions: Iterable[TopicPartition] | None = None,
+        timeout_s: float | None = None,
     ) -> dict[TopicPartitionReplica, int]:
         self._fail_if_asked("replica_sizes")
         return self._replica_bytes(broker_ids, partitions)

@@ -202,6 +202,11 @@ ADAPT_INTERVAL_S = 10.0
 STALLED_COPY_S = 60.0
 """--adaptive: a copy whose bytes have not grown for this long has stopped progressing."""
 
+SIZES_TIMEOUT_S = 2.0
+"""How long a poll waits for the bytes copied so far (DescribeLogDirs of the brokers receiving replicas).
+They only feed the display, so a broker stopped since the last poll costs that poll this long, not the
+API timeout; the copies then keep the bytes they last showed, and the next poll sees the broker gone."""
+
 HEALTH_SLICE_PARTITIONS = 10_000
 """--adaptive: about how many partitions of the cluster one health sample reads. The topics of the steps in
 flight are read every sample; the others in turn, a slice at a time, so a sample costs the same on a
@@ -955,19 +960,23 @@ class BatchedExecutor:
             adding = [
                 TopicPartitionReplica(tp.topic, tp.partition, b) for tp, m in self.moving.items() for b in m.step.adding
             ]
-            self._partial = {}
             brokers = sorted({r.broker_id for r in adding} & self._live)  # a stopped broker would not answer
+            sizes: dict[TopicPartitionReplica, int] | None = {}
             if brokers and self.bytes_total:  # nothing to copy (empty partitions): nothing to ask
-                try:
-                    sizes = self.port.replica_sizes(brokers, list(self.moving))
-                except Exception:  # display only
-                    sizes = {}
+                try:  # display only: a broker stopped since the last poll must not hold the run up
+                    sizes = self.port.replica_sizes(brokers, list(self.moving), timeout_s=SIZES_TIMEOUT_S)
+                except Exception:  # the copies keep the bytes they last showed
+                    sizes = None
+            if sizes is None:
+                self._partial = {tp: copied for tp, copied in self._partial.items() if tp in self.moving}
+            else:
+                self._partial = {}
                 for replica in adding:
                     tp = TopicPartition(replica.topic, replica.partition)
                     copied = min(sizes.get(replica, 0), self.sizes.get(tp, 0))
                     self._partial[tp] = self._partial.get(tp, 0) + copied
             moved = self.bytes_done + sum(self._partial.values())
-            if self._last_sample is not None and now > self._last_sample[0]:
+            if sizes is not None and self._last_sample is not None and now > self._last_sample[0]:
                 instant = max(0.0, (moved - self._last_sample[1]) / (now - self._last_sample[0]))
                 self._rate = instant if self._rate is None else 0.7 * self._rate + 0.3 * instant
             self._last_sample = (now, moved)

@@ -21,7 +21,7 @@ from kreassign.errors import (
     TransientClusterError,
     UnknownTopicOrPartitionError,
 )
-from kreassign.execution.executor import QUICK_POLL, Interrupted, Progress, StalledError
+from kreassign.execution.executor import QUICK_POLL, SIZES_TIMEOUT_S, Interrupted, Progress, StalledError
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
@@ -359,6 +359,35 @@ def test_a_step_towards_an_offline_broker_waits_for_it(tmp_path):
     assert outcome.status == "completed"
     assert "t-1 waits for broker 5 (offline)" in notes
     assert sim.partitions[tp(1)].replicas == [0, 5]
+
+
+def test_copied_bytes_that_do_not_come_in_time_keep_their_last_value_and_the_run_goes_on(tmp_path):
+    """The bytes copied so far only feed the display: a poll asks for them with a short deadline (a broker
+    stopped since the last poll would otherwise hold the run for the API timeout), and when they do not
+    come the copies keep the bytes they last showed."""
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits, bandwidth=1 * MB)
+    sim.add_topic("t", [(0, 1)] * 2, size=20 * MB)
+    asked = []
+    plain_sizes = sim.replica_sizes
+
+    def replica_sizes(broker_ids, partitions=None, timeout_s=None):
+        asked.append(timeout_s)
+        return plain_sizes(broker_ids, partitions, timeout_s)
+
+    sim.replica_sizes = replica_sizes
+
+    def time_out(n):
+        if 3 <= n <= 6:
+            sim.fail_next["replica_sizes"] = ClusterTimeoutError("Timed out waiting for a node assignment.")
+
+    recorder = Recorder(time_out)
+    outcome, _ = run(sim, {tp(0): (0, 2), tp(1): (0, 3)}, tmp_path, limits, reporter=recorder)
+    assert outcome.status == "completed"
+    assert asked[0] is None and set(asked[1:]) == {SIZES_TIMEOUT_S}  # the plan's sizes, then the polls'
+    moved = [p.bytes_moved for p in recorder.snapshots]
+    assert moved == sorted(moved) and outcome.bytes_moved == 2 * 20 * MB
+    assert moved[2] > 0 and moved[3:7] == [moved[2]] * 4  # the four failed polls showed the bytes of the one before
 
 
 def test_someone_elses_reassignment_on_a_plan_partition_is_refused_at_start(tmp_path):
