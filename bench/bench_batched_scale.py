@@ -6,8 +6,8 @@ Topics of empty partitions, RF 2 on brokers 1 and 2, each plan on a fresh topic 
 all created (DescribeLogDirs). Two plans:
 
 * ``follower``: every partition moves its follower to broker 3 (one step each);
-* ``leader``: every partition goes to [3, 1] (broker 3 added as the new leader: two steps and one
-  preferred-leader election each).
+* ``leader``: every partition goes to [3, 1] (broker 3 added as the new leader and broker 2 dropped: one
+  step and one preferred-leader election each; Apache elects nothing, broker 1 stays the leader).
 
 Apache: ``--execute`` then ``--verify`` every second until nothing is in progress. kreassign:
 ``--execute --max-partition-movements P --poll-interval-ms 1000`` in this process, through a port that counts

@@ -6,9 +6,14 @@ is in sync, and only then drops the replicas the step removes. The rules (docume
 "Batched reassignment"):
 
 1. **Leader first.** If FTR's preferred leader ``FTR[0]`` is not CR's first replica, the first step puts
-   it first: ``[FTR[0]] + CR`` when it is a new broker (one replica added, nothing dropped), or CR
-   reordered with ``FTR[0]`` first when it already holds a replica (no data moves). The executor elects
-   it (preferred-leader election) before the next step. Such a step is a *leader movement*.
+   it first: added when it is a new broker (one replica added), moved to the front when it already holds a
+   replica (no data moves). The same step drops up to R replicas of CR that FTR leaves out (CR order), as
+   long as the partition keeps FTR's size, but never CR's first replica, the current leader: it goes once
+   the new leader leads. The executor elects ``FTR[0]`` (preferred-leader election) before the next step.
+   Such a step is a *leader movement*. (KIP-435's example adds the new leader alone and drops in the next
+   step; its algorithm drops R replicas in the same step, the leader among them. Dropping the followers at
+   once saves a submission per partition, ``[1, 2] -> [3, 1]`` is one step, and the partition holds no
+   extra replica while it waits for its election.)
 2. **Then at most R replicas at a time.** With ER = replicas of CR not in FTR (CR order) and
    MR = replicas of FTR not in CR (FTR order):
 
@@ -127,6 +132,10 @@ def next_step(
         return Step(partition, current, final)
     if final[0] != current[0]:
         held = {final[0], *current}
+        excess = [r for r in current[1:] if r not in final_set]  # never the leader before its successor is elected
+        room = len(held) - len(final)
+        drop = min(len(excess) if max_replicas is None else max_replicas, len(excess), max(0, room))
+        held -= set(excess[:drop])
     else:
         excess = [r for r in current if r not in final_set]
         missing = [r for r in final if r not in set(current)]

@@ -158,13 +158,37 @@ def test_per_broker_limit_spreads_the_moves_of_an_added_broker_and_fills_free_sl
 
 
 def test_a_partition_drops_its_extra_replica_before_other_partitions_move_their_leader(tmp_path):
-    """[0, 1] -> [2, 0]: a leader movement adding broker 2 (three replicas for a while), its election, then a
-    step that drops broker 1. The drop copies nothing and goes before the other partitions' leader movements,
-    so at most P partitions hold an extra replica at a time; taken after every leader movement, all 30 did."""
+    """[0, 1] -> [2, 1]: a leader movement adding broker 2 (three replicas for a while; the old leader 0 stays
+    until 2 is elected), its election, then a step that drops broker 0. The drop copies nothing and goes
+    before the other partitions' leader movements, so at most P partitions hold an extra replica at a time;
+    taken after every leader movement, all 30 did."""
+    limits = Limits(partitions=5)
+    sim = sampled(3, limits)
+    sim.add_topic("t", [(0, 1)] * 30, size=20 * MB)
+    targets = {tp(p): (2, 1) for p in range(30)}
+    extra = extra_replicas(sim, targets)
+    outcome, _ = run(sim, targets, tmp_path, limits)
+    assert outcome.status == "completed" and outcome.steps_done == 60
+    assert all(sim.partitions[t].replicas == [2, 1] and sim.partitions[t].leader == 2 for t in targets)
+    assert 0 < max(extra) <= limits.partitions
+
+
+def test_a_new_leader_and_the_follower_it_replaces_move_in_one_step(tmp_path):
+    """[0, 1] -> [2, 0]: one step adds broker 2 and drops broker 1 (the leader 0 stays), then 2 is elected.
+    One submission per partition, and the extra replica lives only while it is copied."""
     limits = Limits(partitions=5)
     sim = sampled(3, limits)
     sim.add_topic("t", [(0, 1)] * 30, size=20 * MB)
     targets = {tp(p): (2, 0) for p in range(30)}
+    extra = extra_replicas(sim, targets)
+    outcome, _ = run(sim, targets, tmp_path, limits)
+    assert outcome.status == "completed" and outcome.steps_done == 30
+    assert all(sim.partitions[t].replicas == [2, 0] and sim.partitions[t].leader == 2 for t in targets)
+    assert 0 < max(extra) <= limits.partitions
+
+
+def extra_replicas(sim, targets) -> list[int]:
+    """Samples, at each of the simulated cluster's samples, of the replicas the partitions hold beyond two."""
     extra: list[int] = []
     sample = sim.sample
 
@@ -173,10 +197,7 @@ def test_a_partition_drops_its_extra_replica_before_other_partitions_move_their_
         extra.append(sum(len(sim.partitions[t].replicas) - 2 for t in targets))
 
     sim.sample = sample_extra
-    outcome, _ = run(sim, targets, tmp_path, limits)
-    assert outcome.status == "completed" and outcome.steps_done == 60
-    assert all(sim.partitions[t].replicas == [2, 0] and sim.partitions[t].leader == 2 for t in targets)
-    assert 0 < max(extra) <= limits.partitions
+    return extra
 
 
 def test_a_step_whose_leader_moved_after_it_was_chosen_waits_rather_than_overload_the_new_leader(tmp_path):
