@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from operator import add, itemgetter
 from typing import TypeVar
 
@@ -943,8 +943,9 @@ def _leaders(
         over = {b for b, n in led.items() if n > targets[b]}
         below = {b for b, n in targets.items() if led.get(b, 0) < n}  # leader_rank, inline: -(replicas in it)
         held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
-        for key in compress(leaders, map(over.__contains__, leaders.values())):  # a C pass picks them out
-            held[leaders[key]].append((key[0], key[1], 0, -sum(map(below.__contains__, filled[key]))))
+        for key, b in leaders.items():
+            if b in over:
+                held[b].append((key[0], key[1], 0, -sum(map(below.__contains__, filled[key]))))
         for b in sorted(over):
             for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
                 leaders[(t, p)] = None
