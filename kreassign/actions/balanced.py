@@ -209,6 +209,7 @@ def generate_balanced(
         other_bytes=other_bytes,
         minimum=minimum,
         budget=spent,
+        current_load=dict(ctx.current_load),
     )
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
     proposed = format_topics_json(

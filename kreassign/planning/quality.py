@@ -233,10 +233,12 @@ def measure_plan(
     other_bytes: Mapping[int, int] | None = None,
     minimum: tuple[int, int] | None = None,
     budget: BudgetUse | None = None,
+    current_load: Mapping[int, int] | None = None,
 ) -> PlanQuality:
     """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
     replicas after (leader first), ``brokers`` the chosen ones; ``minimum``: :func:`minimum_movement` of the
-    same input, when the caller has it already; ``budget`` what ``--move-budget`` bought."""
+    same input, and ``current_load`` the replicas per broker of ``rows``, when the caller has them already;
+    ``budget`` what ``--move-budget`` bought."""
     chosen = sorted(set(brokers))
     # Column by column, so that most of the work runs in C: the rows sorted (by topic, then partition),
     # their replicas before and after, their sizes.
@@ -257,13 +259,11 @@ def measure_plan(
             Counter(map(itemgetter(0), filter(None, after))),
         )
         start = end
-    replicas0: Counter[int] = Counter(chain.from_iterable(befores))
-    replicas1: Counter[int] = Counter(chain.from_iterable(afters))
+    replicas0: Counter[int] = Counter(current_load if current_load is not None else chain.from_iterable(befores))
     leaders0: Counter[int] = Counter(map(itemgetter(0), filter(None, befores)))
-    leaders1: Counter[int] = Counter(map(itemgetter(0), filter(None, afters)))
     held0 = dict.fromkeys(replicas0, 0)  # plain dicts: faster to add to than Counters
     moved = moved_bytes = leaders_changed = total_bytes = 0
-    changed = []  # the bytes after are those before, but for these (most partitions keep their replicas)
+    changed = []  # the counts after are those before, but for these (most partitions keep their replicas)
     for before, after, size in zip(befores, afters, sizes, strict=True):
         if size:
             for b in before:
@@ -274,11 +274,17 @@ def measure_plan(
             moved += added
             moved_bytes += added * size
             leaders_changed += bool(before and after and before[0] != after[0])
-            if size:
-                changed.append((before, after, size))
+            changed.append((before, after, size))
+    befores_changed, afters_changed = [c[0] for c in changed], [c[1] for c in changed]
+    replicas1 = _shifted(replicas0, chain.from_iterable(befores_changed), chain.from_iterable(afters_changed))
+    leaders1 = _shifted(
+        leaders0, map(itemgetter(0), filter(None, befores_changed)), map(itemgetter(0), filter(None, afters_changed))
+    )
     held1 = dict.fromkeys(replicas1, 0)  # in this order (a broker that holds nothing after ends at 0)
     held1.update(held0)
     for before, after, size in changed:
+        if not size:
+            continue
         for b in before:
             held1[b] -= size
         for b in after:
@@ -303,6 +309,15 @@ def measure_plan(
         other_bytes=other_bytes,
         budget=budget,
     )
+
+
+def _shifted(counts: Mapping[int, int], gone: Iterable[int], came: Iterable[int]) -> Counter[int]:
+    """``counts`` less one per item of ``gone``, plus one per item of ``came``, without the keys left at 0."""
+    shifted = Counter(counts)
+    shifted.update(came)
+    for key, n in Counter(gone).items():
+        shifted[key] -= n
+    return +shifted
 
 
 def quality_of(
