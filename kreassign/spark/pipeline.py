@@ -61,8 +61,8 @@ _SNAPSHOT_SCHEMA = T.StructType(
 _INTS = T.ArrayType(T.LongType())
 _STATE = "topic string, partition long, size long, current array<long>, kept array<long>, vacancies long"
 _FILLED = (
-    "topic string, partition long, size long, current array<long>, kept array<long>, vacancies long, "
-    "shed array<long>, changed boolean, before array<long>"
+    "topic string, partition long, kept array<long>, vacancies long, shed array<long>, changed boolean, "
+    "before array<long>"
 )
 _LEAD = "topic string, partition long, kept array<long>, leader long"
 _SHED = "topic string, partition long, broker long"
@@ -229,8 +229,12 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
     schema = T.StructType(
         [T.StructField("topic", T.StringType()), T.StructField("partition", T.LongType()), T.StructField("fix", kind)]
     )
-    small = spark.createDataFrame(rows, schema)
-    joined = df.join(F.broadcast(small), ["topic", "partition"], "left")
+    return _patched(df, F.broadcast(spark.createDataFrame(rows, schema)), column)
+
+
+def _patched(df: DataFrame, fixes: DataFrame, column: str) -> DataFrame:
+    """``df`` with ``column`` replaced by ``fix`` of the frame ``fixes`` (topic, partition, fix) where it has a row."""
+    joined = df.join(fixes, ["topic", "partition"], "left")
     return joined.withColumn(column, F.coalesce(F.col("fix"), F.col(column))).drop("fix")
 
 
@@ -374,7 +378,7 @@ def _plan(
         )
     )
     try:
-        final, _ = _plan_frame(spark, parts, ctx, _Timings(), cached)
+        final, _ = _plan_frame(spark, _keep(parts, cached), ctx, _Timings(), cached)
         return {(r.topic, int(r.partition)): [int(b) for b in r.replicas] for r in final.toLocalIterator()}
     finally:
         for frame in cached:
@@ -433,7 +437,7 @@ def _place(
         topic_vacancies = _topic_vacancies(state, shed)
         tick("shed")
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
-        filled = _keep(_fill(state, shed, ctx, slots, topic_vacancies), cached)
+        filled = _keep(_fill(state, shed, ctx, slots, topic_vacancies), cached)  # the partitions it touched
         summary = filled.agg(
             F.sum(F.col("changed").cast("long")).alias("changed"),
             F.collect_list(
@@ -444,6 +448,7 @@ def _place(
         leftovers = [
             (r.topic, int(r.partition), _ints(r.kept), int(r.vacancies), _ints(r.shed)) for r in summary.leftovers
         ]
+        patched = _patched(state, filled.select("topic", "partition", F.col("kept").alias("fix")), "kept")
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
             repaired = True
@@ -452,14 +457,14 @@ def _place(
                 for r in filled.where("changed").select("topic", "partition", "kept", "before").toLocalIterator()
             ]
             received = [r for r in received if r[3]]
-            now, _, _, _ = _broker_stats(filled.select("kept", "size", F.lit(0).alias("vacancies")))
+            now, _, _, _ = _broker_stats(patched)
             fixes = balance.repair_leftovers(ctx, leftovers, now, targets, received)
             tick("repair")
         if not fixes and not summary.changed:  # nothing moved: state and its counts stay as they are
             fresh = True
             break
         state = _keep(
-            _replace(filled, fixes, "kept", spark).select(
+            _replace(patched, fixes, "kept", spark).select(
                 "topic", "partition", "size", "current", "kept", F.lit(0).cast("long").alias("vacancies")
             ),
             cached,
@@ -477,6 +482,10 @@ def _place(
 
 
 def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
+    """:func:`kreassign.planning.balance.normalize_partition` of each partition: its usual case (the
+    replication factor stays, every replica on a chosen broker of a rack of its own: all stay) in the JVM,
+    the others in Python. ``parts`` is read twice: it should be a checkpoint."""
+
     def normalize(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
             results = [balance.normalize_partition(ctx, _ints(r)) for r in pdf["current"]]
@@ -486,7 +495,26 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
             )
             yield pdf[["topic", "partition", "size", "current", "kept", "vacancies"]]
 
-    return parts.mapInPandas(normalize, _STATE)
+    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
+    groups = F.transform("current", lambda b: F.try_element_at(_group_of(ctx), b))  # null: not chosen
+    intact = (
+        (F.size("current") == rf) & (F.size(F.array_distinct(groups)) == rf) & F.forall(groups, lambda g: g.isNotNull())
+    )
+    marked = parts.withColumn("intact", F.coalesce(intact, F.lit(False)))
+    kept = marked.where("intact").select(
+        "topic",
+        "partition",
+        "size",
+        "current",
+        F.col("current").alias("kept"),
+        F.lit(0).cast("long").alias("vacancies"),
+    )
+    return kept.unionByName(marked.where(~F.col("intact")).drop("intact").mapInPandas(normalize, _STATE))
+
+
+def _group_of(ctx: BalanceContext) -> Any:
+    """A map column: chosen broker -> its group (rack, or a group of its own): :meth:`BalanceContext.group`."""
+    return F.create_map(*[F.lit(x) for b in ctx.brokers for x in (b, ctx.group(b))])
 
 
 def _shed(
@@ -497,26 +525,37 @@ def _shed(
     topic_totals: Mapping[str, int] | None,
     spark: SparkSession,
 ) -> DataFrame:
-    """Per over-target broker (one group each): the replicas it gives up."""
+    """Per over-target broker (one group each): the replicas it gives up. The rank of each is computed in
+    the JVM (:func:`_shed_rank`): Python gets four plain columns per replica held."""
     over = spark.createDataFrame([(b,) for b, d in deficits.items() if d < 0], "broker long")
-    needy = balance.needy_groups(ctx, deficits)
-    held = state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker")).join(
-        F.broadcast(over), "broker"
+    held = (
+        state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker"))
+        .join(F.broadcast(over), "broker")
+        .select("broker", "topic", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
     )
     brokers = len(ctx.brokers)
 
     def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["broker"].iloc[0])
-        candidates = [
-            (t, int(p), int(s), balance.shed_rank(ctx, broker, _ints(k), needy))
-            for t, p, s, k in zip(pdf["topic"], pdf["partition"], pdf["size"], pdf["kept"], strict=True)
-        ]
+        broker = int(pdf["broker"].iat[0])
+        columns = (pdf[c].tolist() for c in ("topic", "partition", "size", "rank"))
+        candidates = list(zip(*columns, strict=True))
         chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, brokers)
         return pd.DataFrame(
             {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
         )
 
     return _grouped(held, "broker", shed, _SHED)
+
+
+def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
+    """:func:`kreassign.planning.balance.shed_rank` of the replica on ``broker`` of each partition's ``kept``,
+    as a column ``rank``: 0 when the partition has no more replicas than racks hold a needy broker, or when
+    one of those racks holds none of its other replicas; else 1."""
+    groups = [g for g, n in needy if n]
+    others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: F.element_at(_group_of(ctx), b))
+    free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<string>"), others)
+    rank = F.when((F.size("kept") <= len(needy)) | (F.size(free) > 0), 0).otherwise(1)
+    return rank.cast("long").alias("rank")
 
 
 def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
@@ -530,8 +569,10 @@ def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
 def _fill(
     state: DataFrame, shed: DataFrame, ctx: BalanceContext, slots: SlotPlan, vacancies: Mapping[str, int]
 ) -> DataFrame:
-    """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies."""
-    columns = ["topic", "partition", "size", "current", "kept", "vacancies", "shed", "changed", "before"]
+    """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies. Only the
+    partitions with vacancies or a replica shed reach Python (what :func:`balance.fill_topic` changes: it
+    leaves the others as they are, and never looks at them); one row each: its replicas after (``kept``) and
+    ``before``, the vacancies still open, the brokers shed from it, and whether it ``changed``."""
 
     def fill(parts: pd.DataFrame) -> pd.DataFrame:
         topic = parts["topic"].iloc[0]
@@ -544,19 +585,27 @@ def _fill(
             for b in out
         ]
         window = slots.window(topic, vacancies.get(topic, 0))
-        results = {p: (r, o, s) for p, r, o, s in balance.fill_topic(ctx, partitions, gone, window)}
+        results = balance.fill_topic(ctx, partitions, gone, window)
         kept_before = {p: k for p, k, _ in partitions}
-        ordered = [results[int(p)] for p in parts["partition"]]
-        return parts.assign(
-            kept=[list(r) for r, _, _ in ordered],
-            vacancies=[o for _, o, _ in ordered],
-            shed=[list(s) for _, _, s in ordered],
-            changed=[results[int(p)][0] != kept_before[int(p)] for p in parts["partition"]],
-            before=[list(kept_before[int(p)]) for p in parts["partition"]],
-        )[columns]
+        return pd.DataFrame(
+            {
+                "topic": [topic] * len(results),
+                "partition": [p for p, _, _, _ in results],
+                "kept": [list(r) for _, r, _, _ in results],
+                "vacancies": [o for _, _, o, _ in results],
+                "shed": [list(s) for _, _, _, s in results],
+                "changed": [r != kept_before[p] for p, r, _, _ in results],
+                "before": [list(kept_before[p]) for p, _, _, _ in results],
+            }
+        )
 
     leaving = shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving"))
-    return _grouped(state.join(leaving, ["topic", "partition"], "left"), "topic", fill, _FILLED)
+    touched = (
+        state.select("topic", "partition", "kept", "vacancies")
+        .join(leaving, ["topic", "partition"], "left")
+        .where((F.col("vacancies") > 0) | F.col("leaving").isNotNull())
+    )
+    return _grouped(touched, "topic", fill, _FILLED)
 
 
 def _leader_counts(lead: DataFrame) -> tuple[Counter[int], int]:
@@ -618,9 +667,10 @@ def _leaders(
             break
         over = spark.createDataFrame([(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
         shed = _leader_shed(led, targets, per_topic, brokers)
-        dropped = _grouped(lead.join(F.broadcast(over), "leader"), "leader", shed, _DROP).withColumn(
-            "drop", F.lit(True)
+        held = lead.join(F.broadcast(over), "leader").select(
+            "leader", "topic", "partition", _leader_rank(ctx.brokers, led, targets)
         )
+        dropped = _grouped(held, "leader", shed, _DROP).withColumn("drop", F.lit(True))
         lead = _keep(
             lead.join(dropped, ["topic", "partition"], "left")
             .withColumn("was", F.col("leader"))
@@ -669,27 +719,37 @@ def _leaders(
 def _leader_chains(ctx: BalanceContext, rows: DataFrame) -> dict[tuple[str, int], int]:
     """:func:`kreassign.planning.balance.leader_chains` on (topic, partition, kept, leader) rows, with the
     partitions held in arrays on the driver (tens of bytes each, not a dict of tuples): streamed in
-    (topic, partition) order, the order that function takes them in. Returns the leaders that change."""
+    (topic, partition) order, the order that function takes them in, one row per topic (its partitions,
+    leaders, replicas as plain lists: no Row object per partition). Returns the leaders that change."""
     names: list[str] = []
     topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
     by_leader: dict[int, array] = {}
     load: Counter[int] = Counter()
-    for r in rows.orderBy("topic", "partition").toLocalIterator():
-        if not names or names[-1] != r.topic:
-            names.append(r.topic)
-        i = len(leader)
-        topic_of.append(len(names) - 1)
-        partition_of.append(r.partition)
-        b = r.leader if r.leader is not None else _NO_LEADER
-        leader.append(b)
+    entries = F.array_sort(F.collect_list(F.struct("partition", "leader", "kept")))
+    per_topic = rows.groupBy("topic").agg(entries.alias("e"))
+    lists = per_topic.select(
+        "topic",
+        F.col("e.partition").alias("partitions"),
+        F.col("e.leader").alias("leaders"),
+        F.transform("e.kept", F.size).alias("sizes"),
+        F.flatten("e.kept").alias("kept"),
+    )
+    for r in lists.orderBy("topic").toLocalIterator():
+        names.append(r.topic)
         flat.extend(r.kept)
-        start.append(len(flat))
-        if b != _NO_LEADER:
-            load[b] += 1
-            led = by_leader.get(b)
-            if led is None:
-                led = by_leader[b] = array("q")
-            led.append(i)
+        for p, b, n in zip(r.partitions, r.leaders, r.sizes, strict=True):
+            i = len(leader)
+            topic_of.append(len(names) - 1)
+            partition_of.append(p)
+            b = b if b is not None else _NO_LEADER
+            leader.append(b)
+            start.append(start[-1] + n)
+            if b != _NO_LEADER:
+                load[b] += 1
+                led = by_leader.get(b)
+                if led is None:
+                    led = by_leader[b] = array("q")
+                led.append(i)
     changed: dict[int, int] = {}
 
     def edges(u: int) -> Iterator[tuple[int, int]]:
@@ -709,19 +769,24 @@ _NO_LEADER = -(1 << 62)
 
 
 def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
-    """Per broker above its leader target (one group each): the leaderships it gives up (from the topics
-    it leads most above their even share, ``per_topic`` the partitions per topic over ``brokers``)."""
+    """Per broker above its leader target (one group each, rows with ``rank``, see :func:`_leader_rank`): the
+    leaderships it gives up (from the topics it leads most above their even share, ``per_topic`` the
+    partitions per topic over ``brokers``)."""
 
     def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["leader"].iloc[0])
-        candidates = [
-            (t, int(p), 0, balance.leader_rank(_ints(k), led, targets))
-            for t, p, k in zip(pdf["topic"], pdf["partition"], pdf["kept"], strict=True)
-        ]
+        broker = int(pdf["leader"].iat[0])
+        topics, partitions, ranks = (pdf[c].tolist() for c in ("topic", "partition", "rank"))
+        candidates = list(zip(topics, partitions, [0] * len(topics), ranks, strict=True))
         chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
         return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
 
     return shed
+
+
+def _leader_rank(brokers: Iterable[int], led: Mapping[int, int], targets: Mapping[int, int]) -> Any:
+    """:func:`kreassign.planning.balance.leader_rank` of each partition's ``kept``, as a column ``rank``."""
+    below = [b for b in brokers if led.get(b, 0) < targets.get(b, 0)]
+    return (-F.size(F.filter("kept", lambda b: b.isin(below)))).cast("long").alias("rank")
 
 
 # ---------------------------------------------------------------------------------------------- from a file
