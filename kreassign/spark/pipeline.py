@@ -232,6 +232,16 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
     return _patched(df, F.broadcast(spark.createDataFrame(rows, schema)), column)
 
 
+BROADCAST_ROWS = 1_000_000
+"""Rows of a table of changes (replicas shed, partitions filled, leaderships given up) up to which it is
+joined to the partitions by broadcast: the partitions are then not shuffled."""
+
+
+def _small(df: DataFrame, rows: int) -> DataFrame:
+    """``df`` with a broadcast hint when it has at most :data:`BROADCAST_ROWS` rows (``rows``: a bound)."""
+    return F.broadcast(df) if rows <= BROADCAST_ROWS else df
+
+
 def _patched(df: DataFrame, fixes: DataFrame, column: str) -> DataFrame:
     """``df`` with ``column`` replaced by ``fix`` of the frame ``fixes`` (topic, partition, fix) where it has a row."""
     joined = df.join(fixes, ["topic", "partition"], "left")
@@ -386,17 +396,25 @@ def _plan(
 
 
 def _plan_frame(
-    spark: SparkSession, parts: DataFrame, ctx: BalanceContext, tick: _Timings, cached: list[DataFrame]
+    spark: SparkSession,
+    parts: DataFrame,
+    ctx: BalanceContext,
+    tick: _Timings,
+    cached: list[DataFrame],
+    minimum_moves: int | None = None,
 ) -> tuple[DataFrame, dict[str, int]]:
     """The plan as a cached frame (topic, partition, replicas: leader first), unordered, and the partitions
-    per topic. ``parts``: (topic, partition, size, current) of the partitions to plan."""
+    per topic. ``parts``: (topic, partition, size, current) of the partitions to plan; ``minimum_moves``:
+    the lower bound of the replicas moved (:func:`_minimum_moves`), when the caller has it already."""
     state = _keep(_normalize(parts, ctx), cached)
     stats = _broker_stats(state)
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
     placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
     moved = _replicas_added(placed)
-    if repaired or moved > _minimum_moves(state, ctx):  # then the placement by bytes alone may move fewer
+    if minimum_moves is None and not repaired:
+        minimum_moves = _minimum_moves(state, ctx)
+    if repaired or moved > minimum_moves:  # type: ignore[operator]  # then the placement by bytes alone may move fewer
         plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
         if _replicas_added(plain) < moved:
             placed = plain
@@ -437,7 +455,8 @@ def _place(
         topic_vacancies = _topic_vacancies(state, shed)
         tick("shed")
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
-        filled = _keep(_fill(state, shed, ctx, slots, topic_vacancies), cached)  # the partitions it touched
+        shed_rows = -sum(d for d in deficits.values() if d < 0)  # at most: a broker may have less to shed
+        filled = _keep(_fill(state, shed, shed_rows, ctx, slots, topic_vacancies), cached)  # touched
         summary = filled.agg(
             F.sum(F.col("changed").cast("long")).alias("changed"),
             F.collect_list(
@@ -448,7 +467,8 @@ def _place(
         leftovers = [
             (r.topic, int(r.partition), _ints(r.kept), int(r.vacancies), _ints(r.shed)) for r in summary.leftovers
         ]
-        patched = _patched(state, filled.select("topic", "partition", F.col("kept").alias("fix")), "kept")
+        fixed = filled.select("topic", "partition", F.col("kept").alias("fix"))
+        patched = _patched(state, _small(fixed, shed_rows + open_total), "kept")
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
             repaired = True
@@ -567,12 +587,18 @@ def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
 
 
 def _fill(
-    state: DataFrame, shed: DataFrame, ctx: BalanceContext, slots: SlotPlan, vacancies: Mapping[str, int]
+    state: DataFrame,
+    shed: DataFrame,
+    shed_rows: int,
+    ctx: BalanceContext,
+    slots: SlotPlan,
+    vacancies: Mapping[str, int],
 ) -> DataFrame:
     """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies. Only the
     partitions with vacancies or a replica shed reach Python (what :func:`balance.fill_topic` changes: it
     leaves the others as they are, and never looks at them); one row each: its replicas after (``kept``) and
-    ``before``, the vacancies still open, the brokers shed from it, and whether it ``changed``."""
+    ``before``, the vacancies still open, the brokers shed from it, and whether it ``changed``. ``shed_rows``:
+    at most as many rows as ``shed`` has (see :func:`_small`)."""
 
     def fill(parts: pd.DataFrame) -> pd.DataFrame:
         topic = parts["topic"].iloc[0]
@@ -599,7 +625,7 @@ def _fill(
             }
         )
 
-    leaving = shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving"))
+    leaving = _small(shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving")), shed_rows)
     touched = (
         state.select("topic", "partition", "kept", "vacancies")
         .join(leaving, ["topic", "partition"], "left")
@@ -672,7 +698,11 @@ def _leaders(
         )
         dropped = _grouped(held, "leader", shed, _DROP).withColumn("drop", F.lit(True))
         lead = _keep(
-            lead.join(dropped, ["topic", "partition"], "left")
+            lead.join(
+                _small(dropped, sum(led[b] - targets[b] for b in ctx.brokers if led[b] > targets[b])),
+                ["topic", "partition"],
+                "left",
+            )
             .withColumn("was", F.col("leader"))
             .withColumn("leader", F.when(F.col("drop"), F.lit(None).cast("long")).otherwise(F.col("leader")))
             .drop("drop"),
@@ -855,6 +885,7 @@ class SnapshotPlanner:
         self.parts = self.rows.where(F.col("type") == "partition").drop("type")
         self.joined: DataFrame | None = None
         self.per_topic: dict[str, int] = {}
+        self.minimum_moves: int | None = None  # of the last call of minimum
 
     def close(self) -> None:
         for frame in self.cached:
@@ -900,13 +931,20 @@ class SnapshotPlanner:
             smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
             moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
         self.tick("minimum")
-        return forced + sum(surplus.values()), moved_bytes
+        self.minimum_moves = forced + sum(surplus.values())
+        return self.minimum_moves, moved_bytes
 
     def plan(self, ctx: BalanceContext) -> None:
-        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size."""
+        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size (the lower
+        bound of :meth:`minimum`, called before with the same brokers and replication factor, is not computed
+        again)."""
         parts = self.parts.select("topic", "partition", "size", "current")
-        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached)
-        self.joined = _keep(final.join(self.parts, ["topic", "partition"]), self.cached)
+        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, self.minimum_moves)
+        # persisted hashed by topic (a checkpoint would forget it; its lineage is two checkpoints): the
+        # per-topic aggregates of the report and of the streamed plan then shuffle none of its rows
+        joined = final.join(self.parts, ["topic", "partition"]).repartition("topic").persist(_KEEP)
+        self.cached.append(joined)
+        self.joined = joined
 
     def collect(self) -> dict[tuple[str, int], list[int]]:
         """The whole plan on the driver (only for the stages that need every partition)."""
@@ -940,6 +978,7 @@ class SnapshotPlanner:
                 sides["bytes"][k][b] = int(r.bytes)
             if k >= 4:
                 sides["disk"][k - 4][b] = int(r.bytes or 0)
+        self.tick("plan kept, broker totals")
         return sides
 
     def plan_totals(self) -> tuple[int, int, int, int, int]:
@@ -954,6 +993,7 @@ class SnapshotPlanner:
             F.sum(F.col("size") * F.size("current")),
             F.count(F.lit(1)),
         ).first()
+        self.tick("plan totals")
         return tuple(int(v or 0) for v in row)  # type: ignore[return-value]
 
     def topic_spreads(self, brokers: Sequence[int]) -> dict[str, list[tuple[int, int, int, int]]]:
@@ -986,7 +1026,7 @@ class SnapshotPlanner:
             under = (sum((floor - v) * m for v, m in pairs if v < floor) + floor * zeros) if floor else 0
             high, low = max(v for v, _ in pairs), min(v for v, _ in pairs)
             spreads[topic][k] = (high - (0 if zeros else low), max(over, under), total)
-        self.tick("report")
+        self.tick("topic spreads")
         return spreads  # type: ignore[return-value]
 
     def other_bytes(self, dirs: Sequence[tuple[int, str]]) -> dict[int, int]:
@@ -1053,7 +1093,9 @@ class SnapshotPlanner:
             entry(F.col("current"), F.transform("current", dir_text)).alias("now"),
             entry(F.col("replicas"), F.array_repeat(F.lit(_ANY), F.size("replicas"))).alias("then"),
         )
-        texts = rows.groupBy("rank").agg(F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e"))
+        texts = rows.groupBy("topic", "rank").agg(
+            F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
+        )
         slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
         ordered = (
             texts.select(
