@@ -1,7 +1,9 @@
 """The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run per
 partition and per broker or topic (``mapInPandas``; a group's rows reach one Python call together,
 :func:`_grouped`) on the executors; row-level work (reading the JSON lines with a schema, the topic filter
-as a broadcast join, counting, applying decisions) stays in the JVM. The driver sees per-broker and
+as a broadcast join, the usual case of normalising a partition, the ranks the shed stages sort by,
+counting, applying decisions) stays in the JVM, and Python gets only the columns and rows a stage reads
+(the fill stage only the partitions with vacancies or a replica shed). The driver sees per-broker and
 per-topic aggregates, the few rows left over by a stage (vacancies a topic could not fill, partitions left
 without a leader), and at the end the plan, streamed in (topic, partition) order.
 
@@ -13,8 +15,9 @@ leader quotas), so the plans are byte-identical.
 Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one,
 or two when the topic-aware one repaired left-overs or moved more than the lower bound), one per replica
 round for the per-broker counts, one for the per-topic vacancies (it runs the shed stage), one for the
-fill stage and its left-overs, and one for the replicas moved; one for the lower bound; one for the
-leader counts (it runs the per-topic leader stage), three per leader round; one for the streamed plan.
+fill stage and its left-overs, and one for the replicas moved; one for the lower bound (none when
+:meth:`SnapshotPlanner.minimum` computed it); one for the leader counts (it runs the per-topic leader
+stage), three per leader round; one for the streamed plan.
 Set ``KREASSIGN_SPARK_TIMINGS=1`` for the wall time of each stage on stderr.
 """
 
