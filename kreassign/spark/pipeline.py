@@ -1,7 +1,9 @@
 """The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run per
 partition and per broker or topic (``mapInPandas``; a group's rows reach one Python call together,
 :func:`_grouped`) on the executors; row-level work (reading the JSON lines with a schema, the topic filter
-as a broadcast join, counting, applying decisions) stays in the JVM. The driver sees per-broker and
+as a broadcast join, the usual case of normalising a partition, the ranks the shed stages sort by,
+counting, applying decisions) stays in the JVM, and Python gets only the columns and rows a stage reads
+(the fill stage only the partitions with vacancies or a replica shed). The driver sees per-broker and
 per-topic aggregates, the few rows left over by a stage (vacancies a topic could not fill, partitions left
 without a leader), and at the end the plan, streamed in (topic, partition) order.
 
@@ -13,8 +15,9 @@ leader quotas), so the plans are byte-identical.
 Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one,
 or two when the topic-aware one repaired left-overs or moved more than the lower bound), one per replica
 round for the per-broker counts, one for the per-topic vacancies (it runs the shed stage), one for the
-fill stage and its left-overs, and one for the replicas moved; one for the lower bound; one for the
-leader counts (it runs the per-topic leader stage), three per leader round; one for the streamed plan.
+fill stage and its left-overs, and one for the replicas moved; one for the lower bound (none when
+:meth:`SnapshotPlanner.minimum` computed it); one for the leader counts (it runs the per-topic leader
+stage), three per leader round; one for the streamed plan.
 Set ``KREASSIGN_SPARK_TIMINGS=1`` for the wall time of each stage on stderr.
 """
 
@@ -61,8 +64,8 @@ _SNAPSHOT_SCHEMA = T.StructType(
 _INTS = T.ArrayType(T.LongType())
 _STATE = "topic string, partition long, size long, current array<long>, kept array<long>, vacancies long"
 _FILLED = (
-    "topic string, partition long, size long, current array<long>, kept array<long>, vacancies long, "
-    "shed array<long>, changed boolean, before array<long>"
+    "topic string, partition long, kept array<long>, vacancies long, shed array<long>, changed boolean, "
+    "before array<long>"
 )
 _LEAD = "topic string, partition long, kept array<long>, leader long"
 _SHED = "topic string, partition long, broker long"
@@ -229,8 +232,22 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
     schema = T.StructType(
         [T.StructField("topic", T.StringType()), T.StructField("partition", T.LongType()), T.StructField("fix", kind)]
     )
-    small = spark.createDataFrame(rows, schema)
-    joined = df.join(F.broadcast(small), ["topic", "partition"], "left")
+    return _patched(df, F.broadcast(spark.createDataFrame(rows, schema)), column)
+
+
+BROADCAST_ROWS = 1_000_000
+"""Rows of a table of changes (replicas shed, partitions filled, leaderships given up) up to which it is
+joined to the partitions by broadcast: the partitions are then not shuffled."""
+
+
+def _small(df: DataFrame, rows: int) -> DataFrame:
+    """``df`` with a broadcast hint when it has at most :data:`BROADCAST_ROWS` rows (``rows``: a bound)."""
+    return F.broadcast(df) if rows <= BROADCAST_ROWS else df
+
+
+def _patched(df: DataFrame, fixes: DataFrame, column: str) -> DataFrame:
+    """``df`` with ``column`` replaced by ``fix`` of the frame ``fixes`` (topic, partition, fix) where it has a row."""
+    joined = df.join(fixes, ["topic", "partition"], "left")
     return joined.withColumn(column, F.coalesce(F.col("fix"), F.col(column))).drop("fix")
 
 
@@ -374,7 +391,7 @@ def _plan(
         )
     )
     try:
-        final, _ = _plan_frame(spark, parts, ctx, _Timings(), cached)
+        final, _ = _plan_frame(spark, _keep(parts, cached), ctx, _Timings(), cached)
         return {(r.topic, int(r.partition)): [int(b) for b in r.replicas] for r in final.toLocalIterator()}
     finally:
         for frame in cached:
@@ -382,17 +399,25 @@ def _plan(
 
 
 def _plan_frame(
-    spark: SparkSession, parts: DataFrame, ctx: BalanceContext, tick: _Timings, cached: list[DataFrame]
+    spark: SparkSession,
+    parts: DataFrame,
+    ctx: BalanceContext,
+    tick: _Timings,
+    cached: list[DataFrame],
+    minimum_moves: int | None = None,
 ) -> tuple[DataFrame, dict[str, int]]:
     """The plan as a cached frame (topic, partition, replicas: leader first), unordered, and the partitions
-    per topic. ``parts``: (topic, partition, size, current) of the partitions to plan."""
+    per topic. ``parts``: (topic, partition, size, current) of the partitions to plan; ``minimum_moves``:
+    the lower bound of the replicas moved (:func:`_minimum_moves`), when the caller has it already."""
     state = _keep(_normalize(parts, ctx), cached)
     stats = _broker_stats(state)
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
     placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
     moved = _replicas_added(placed)
-    if repaired or moved > _minimum_moves(state, ctx):  # then the placement by bytes alone may move fewer
+    if minimum_moves is None and not repaired:
+        minimum_moves = _minimum_moves(state, ctx)
+    if repaired or moved > minimum_moves:  # type: ignore[operator]  # then the placement by bytes alone may move fewer
         plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
         if _replicas_added(plain) < moved:
             placed = plain
@@ -433,7 +458,8 @@ def _place(
         topic_vacancies = _topic_vacancies(state, shed)
         tick("shed")
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
-        filled = _keep(_fill(state, shed, ctx, slots, topic_vacancies), cached)
+        shed_rows = -sum(d for d in deficits.values() if d < 0)  # at most: a broker may have less to shed
+        filled = _keep(_fill(state, shed, shed_rows, ctx, slots, topic_vacancies), cached)  # touched
         summary = filled.agg(
             F.sum(F.col("changed").cast("long")).alias("changed"),
             F.collect_list(
@@ -444,6 +470,8 @@ def _place(
         leftovers = [
             (r.topic, int(r.partition), _ints(r.kept), int(r.vacancies), _ints(r.shed)) for r in summary.leftovers
         ]
+        fixed = filled.select("topic", "partition", F.col("kept").alias("fix"))
+        patched = _patched(state, _small(fixed, shed_rows + open_total), "kept")
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
             repaired = True
@@ -452,14 +480,14 @@ def _place(
                 for r in filled.where("changed").select("topic", "partition", "kept", "before").toLocalIterator()
             ]
             received = [r for r in received if r[3]]
-            now, _, _, _ = _broker_stats(filled.select("kept", "size", F.lit(0).alias("vacancies")))
+            now, _, _, _ = _broker_stats(patched)
             fixes = balance.repair_leftovers(ctx, leftovers, now, targets, received)
             tick("repair")
         if not fixes and not summary.changed:  # nothing moved: state and its counts stay as they are
             fresh = True
             break
         state = _keep(
-            _replace(filled, fixes, "kept", spark).select(
+            _replace(patched, fixes, "kept", spark).select(
                 "topic", "partition", "size", "current", "kept", F.lit(0).cast("long").alias("vacancies")
             ),
             cached,
@@ -477,6 +505,10 @@ def _place(
 
 
 def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
+    """:func:`kreassign.planning.balance.normalize_partition` of each partition: its usual case (the
+    replication factor stays, every replica on a chosen broker of a rack of its own: all stay) in the JVM,
+    the others in Python. ``parts`` is read twice: it should be a checkpoint."""
+
     def normalize(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
             results = [balance.normalize_partition(ctx, _ints(r)) for r in pdf["current"]]
@@ -486,7 +518,26 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
             )
             yield pdf[["topic", "partition", "size", "current", "kept", "vacancies"]]
 
-    return parts.mapInPandas(normalize, _STATE)
+    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
+    groups = F.transform("current", lambda b: F.try_element_at(_group_of(ctx), b))  # null: not chosen
+    intact = (
+        (F.size("current") == rf) & (F.size(F.array_distinct(groups)) == rf) & F.forall(groups, lambda g: g.isNotNull())
+    )
+    marked = parts.withColumn("intact", F.coalesce(intact, F.lit(False)))
+    kept = marked.where("intact").select(
+        "topic",
+        "partition",
+        "size",
+        "current",
+        F.col("current").alias("kept"),
+        F.lit(0).cast("long").alias("vacancies"),
+    )
+    return kept.unionByName(marked.where(~F.col("intact")).drop("intact").mapInPandas(normalize, _STATE))
+
+
+def _group_of(ctx: BalanceContext) -> Any:
+    """A map column: chosen broker -> its group (rack, or a group of its own): :meth:`BalanceContext.group`."""
+    return F.create_map(*[F.lit(x) for b in ctx.brokers for x in (b, ctx.group(b))])
 
 
 def _shed(
@@ -497,26 +548,37 @@ def _shed(
     topic_totals: Mapping[str, int] | None,
     spark: SparkSession,
 ) -> DataFrame:
-    """Per over-target broker (one group each): the replicas it gives up."""
+    """Per over-target broker (one group each): the replicas it gives up. The rank of each is computed in
+    the JVM (:func:`_shed_rank`): Python gets four plain columns per replica held."""
     over = spark.createDataFrame([(b,) for b, d in deficits.items() if d < 0], "broker long")
-    needy = balance.needy_groups(ctx, deficits)
-    held = state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker")).join(
-        F.broadcast(over), "broker"
+    held = (
+        state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker"))
+        .join(F.broadcast(over), "broker")
+        .select("broker", "topic", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
     )
     brokers = len(ctx.brokers)
 
     def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["broker"].iloc[0])
-        candidates = [
-            (t, int(p), int(s), balance.shed_rank(ctx, broker, _ints(k), needy))
-            for t, p, s, k in zip(pdf["topic"], pdf["partition"], pdf["size"], pdf["kept"], strict=True)
-        ]
+        broker = int(pdf["broker"].iat[0])
+        columns = (pdf[c].tolist() for c in ("topic", "partition", "size", "rank"))
+        candidates = list(zip(*columns, strict=True))
         chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, brokers)
         return pd.DataFrame(
             {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
         )
 
     return _grouped(held, "broker", shed, _SHED)
+
+
+def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
+    """:func:`kreassign.planning.balance.shed_rank` of the replica on ``broker`` of each partition's ``kept``,
+    as a column ``rank``: 0 when the partition has no more replicas than racks hold a needy broker, or when
+    one of those racks holds none of its other replicas; else 1."""
+    groups = [g for g, n in needy if n]
+    others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: F.element_at(_group_of(ctx), b))
+    free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<string>"), others)
+    rank = F.when((F.size("kept") <= len(needy)) | (F.size(free) > 0), 0).otherwise(1)
+    return rank.cast("long").alias("rank")
 
 
 def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
@@ -528,10 +590,18 @@ def _topic_vacancies(state: DataFrame, shed: DataFrame) -> dict[str, int]:
 
 
 def _fill(
-    state: DataFrame, shed: DataFrame, ctx: BalanceContext, slots: SlotPlan, vacancies: Mapping[str, int]
+    state: DataFrame,
+    shed: DataFrame,
+    shed_rows: int,
+    ctx: BalanceContext,
+    slots: SlotPlan,
+    vacancies: Mapping[str, int],
 ) -> DataFrame:
-    """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies."""
-    columns = ["topic", "partition", "size", "current", "kept", "vacancies", "shed", "changed", "before"]
+    """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies. Only the
+    partitions with vacancies or a replica shed reach Python (what :func:`balance.fill_topic` changes: it
+    leaves the others as they are, and never looks at them); one row each: its replicas after (``kept``) and
+    ``before``, the vacancies still open, the brokers shed from it, and whether it ``changed``. ``shed_rows``:
+    at most as many rows as ``shed`` has (see :func:`_small`)."""
 
     def fill(parts: pd.DataFrame) -> pd.DataFrame:
         topic = parts["topic"].iloc[0]
@@ -544,19 +614,27 @@ def _fill(
             for b in out
         ]
         window = slots.window(topic, vacancies.get(topic, 0))
-        results = {p: (r, o, s) for p, r, o, s in balance.fill_topic(ctx, partitions, gone, window)}
+        results = balance.fill_topic(ctx, partitions, gone, window)
         kept_before = {p: k for p, k, _ in partitions}
-        ordered = [results[int(p)] for p in parts["partition"]]
-        return parts.assign(
-            kept=[list(r) for r, _, _ in ordered],
-            vacancies=[o for _, o, _ in ordered],
-            shed=[list(s) for _, _, s in ordered],
-            changed=[results[int(p)][0] != kept_before[int(p)] for p in parts["partition"]],
-            before=[list(kept_before[int(p)]) for p in parts["partition"]],
-        )[columns]
+        return pd.DataFrame(
+            {
+                "topic": [topic] * len(results),
+                "partition": [p for p, _, _, _ in results],
+                "kept": [list(r) for _, r, _, _ in results],
+                "vacancies": [o for _, _, o, _ in results],
+                "shed": [list(s) for _, _, _, s in results],
+                "changed": [r != kept_before[p] for p, r, _, _ in results],
+                "before": [list(kept_before[p]) for p, _, _, _ in results],
+            }
+        )
 
-    leaving = shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving"))
-    return _grouped(state.join(leaving, ["topic", "partition"], "left"), "topic", fill, _FILLED)
+    leaving = _small(shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving")), shed_rows)
+    touched = (
+        state.select("topic", "partition", "kept", "vacancies")
+        .join(leaving, ["topic", "partition"], "left")
+        .where((F.col("vacancies") > 0) | F.col("leaving").isNotNull())
+    )
+    return _grouped(touched, "topic", fill, _FILLED)
 
 
 def _leader_counts(lead: DataFrame) -> tuple[Counter[int], int]:
@@ -618,11 +696,16 @@ def _leaders(
             break
         over = spark.createDataFrame([(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
         shed = _leader_shed(led, targets, per_topic, brokers)
-        dropped = _grouped(lead.join(F.broadcast(over), "leader"), "leader", shed, _DROP).withColumn(
-            "drop", F.lit(True)
+        held = lead.join(F.broadcast(over), "leader").select(
+            "leader", "topic", "partition", _leader_rank(ctx.brokers, led, targets)
         )
+        dropped = _grouped(held, "leader", shed, _DROP).withColumn("drop", F.lit(True))
         lead = _keep(
-            lead.join(dropped, ["topic", "partition"], "left")
+            lead.join(
+                _small(dropped, sum(led[b] - targets[b] for b in ctx.brokers if led[b] > targets[b])),
+                ["topic", "partition"],
+                "left",
+            )
             .withColumn("was", F.col("leader"))
             .withColumn("leader", F.when(F.col("drop"), F.lit(None).cast("long")).otherwise(F.col("leader")))
             .drop("drop"),
@@ -669,27 +752,37 @@ def _leaders(
 def _leader_chains(ctx: BalanceContext, rows: DataFrame) -> dict[tuple[str, int], int]:
     """:func:`kreassign.planning.balance.leader_chains` on (topic, partition, kept, leader) rows, with the
     partitions held in arrays on the driver (tens of bytes each, not a dict of tuples): streamed in
-    (topic, partition) order, the order that function takes them in. Returns the leaders that change."""
+    (topic, partition) order, the order that function takes them in, one row per topic (its partitions,
+    leaders, replicas as plain lists: no Row object per partition). Returns the leaders that change."""
     names: list[str] = []
     topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
     by_leader: dict[int, array] = {}
     load: Counter[int] = Counter()
-    for r in rows.orderBy("topic", "partition").toLocalIterator():
-        if not names or names[-1] != r.topic:
-            names.append(r.topic)
-        i = len(leader)
-        topic_of.append(len(names) - 1)
-        partition_of.append(r.partition)
-        b = r.leader if r.leader is not None else _NO_LEADER
-        leader.append(b)
+    entries = F.array_sort(F.collect_list(F.struct("partition", "leader", "kept")))
+    per_topic = rows.groupBy("topic").agg(entries.alias("e"))
+    lists = per_topic.select(
+        "topic",
+        F.col("e.partition").alias("partitions"),
+        F.col("e.leader").alias("leaders"),
+        F.transform("e.kept", F.size).alias("sizes"),
+        F.flatten("e.kept").alias("kept"),
+    )
+    for r in lists.orderBy("topic").toLocalIterator():
+        names.append(r.topic)
         flat.extend(r.kept)
-        start.append(len(flat))
-        if b != _NO_LEADER:
-            load[b] += 1
-            led = by_leader.get(b)
-            if led is None:
-                led = by_leader[b] = array("q")
-            led.append(i)
+        for p, b, n in zip(r.partitions, r.leaders, r.sizes, strict=True):
+            i = len(leader)
+            topic_of.append(len(names) - 1)
+            partition_of.append(p)
+            b = b if b is not None else _NO_LEADER
+            leader.append(b)
+            start.append(start[-1] + n)
+            if b != _NO_LEADER:
+                load[b] += 1
+                led = by_leader.get(b)
+                if led is None:
+                    led = by_leader[b] = array("q")
+                led.append(i)
     changed: dict[int, int] = {}
 
     def edges(u: int) -> Iterator[tuple[int, int]]:
@@ -709,19 +802,24 @@ _NO_LEADER = -(1 << 62)
 
 
 def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
-    """Per broker above its leader target (one group each): the leaderships it gives up (from the topics
-    it leads most above their even share, ``per_topic`` the partitions per topic over ``brokers``)."""
+    """Per broker above its leader target (one group each, rows with ``rank``, see :func:`_leader_rank`): the
+    leaderships it gives up (from the topics it leads most above their even share, ``per_topic`` the
+    partitions per topic over ``brokers``)."""
 
     def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["leader"].iloc[0])
-        candidates = [
-            (t, int(p), 0, balance.leader_rank(_ints(k), led, targets))
-            for t, p, k in zip(pdf["topic"], pdf["partition"], pdf["kept"], strict=True)
-        ]
+        broker = int(pdf["leader"].iat[0])
+        topics, partitions, ranks = (pdf[c].tolist() for c in ("topic", "partition", "rank"))
+        candidates = list(zip(topics, partitions, [0] * len(topics), ranks, strict=True))
         chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
         return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
 
     return shed
+
+
+def _leader_rank(brokers: Iterable[int], led: Mapping[int, int], targets: Mapping[int, int]) -> Any:
+    """:func:`kreassign.planning.balance.leader_rank` of each partition's ``kept``, as a column ``rank``."""
+    below = [b for b in brokers if led.get(b, 0) < targets.get(b, 0)]
+    return (-F.size(F.filter("kept", lambda b: b.isin(below)))).cast("long").alias("rank")
 
 
 # ---------------------------------------------------------------------------------------------- from a file
@@ -790,6 +888,7 @@ class SnapshotPlanner:
         self.parts = self.rows.where(F.col("type") == "partition").drop("type")
         self.joined: DataFrame | None = None
         self.per_topic: dict[str, int] = {}
+        self.minimum_moves: int | None = None  # of the last call of minimum
 
     def close(self) -> None:
         for frame in self.cached:
@@ -835,13 +934,20 @@ class SnapshotPlanner:
             smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
             moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
         self.tick("minimum")
-        return forced + sum(surplus.values()), moved_bytes
+        self.minimum_moves = forced + sum(surplus.values())
+        return self.minimum_moves, moved_bytes
 
     def plan(self, ctx: BalanceContext) -> None:
-        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size."""
+        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size (the lower
+        bound of :meth:`minimum`, called before with the same brokers and replication factor, is not computed
+        again)."""
         parts = self.parts.select("topic", "partition", "size", "current")
-        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached)
-        self.joined = _keep(final.join(self.parts, ["topic", "partition"]), self.cached)
+        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, self.minimum_moves)
+        # persisted hashed by topic (a checkpoint would forget it; its lineage is two checkpoints): the
+        # per-topic aggregates of the report and of the streamed plan then shuffle none of its rows
+        joined = final.join(self.parts, ["topic", "partition"]).repartition("topic").persist(_KEEP)
+        self.cached.append(joined)
+        self.joined = joined
 
     def collect(self) -> dict[tuple[str, int], list[int]]:
         """The whole plan on the driver (only for the stages that need every partition)."""
@@ -875,6 +981,7 @@ class SnapshotPlanner:
                 sides["bytes"][k][b] = int(r.bytes)
             if k >= 4:
                 sides["disk"][k - 4][b] = int(r.bytes or 0)
+        self.tick("plan kept, broker totals")
         return sides
 
     def plan_totals(self) -> tuple[int, int, int, int, int]:
@@ -889,6 +996,7 @@ class SnapshotPlanner:
             F.sum(F.col("size") * F.size("current")),
             F.count(F.lit(1)),
         ).first()
+        self.tick("plan totals")
         return tuple(int(v or 0) for v in row)  # type: ignore[return-value]
 
     def topic_spreads(self, brokers: Sequence[int]) -> dict[str, list[tuple[int, int, int, int]]]:
@@ -921,7 +1029,7 @@ class SnapshotPlanner:
             under = (sum((floor - v) * m for v, m in pairs if v < floor) + floor * zeros) if floor else 0
             high, low = max(v for v, _ in pairs), min(v for v, _ in pairs)
             spreads[topic][k] = (high - (0 if zeros else low), max(over, under), total)
-        self.tick("report")
+        self.tick("topic spreads")
         return spreads  # type: ignore[return-value]
 
     def other_bytes(self, dirs: Sequence[tuple[int, str]]) -> dict[int, int]:
@@ -988,7 +1096,9 @@ class SnapshotPlanner:
             entry(F.col("current"), F.transform("current", dir_text)).alias("now"),
             entry(F.col("replicas"), F.array_repeat(F.lit(_ANY), F.size("replicas"))).alias("then"),
         )
-        texts = rows.groupBy("rank").agg(F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e"))
+        texts = rows.groupBy("topic", "rank").agg(
+            F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
+        )
         slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
         ordered = (
             texts.select(
