@@ -157,33 +157,28 @@ def test_per_broker_limit_spreads_the_moves_of_an_added_broker_and_fills_free_sl
     assert all(sim.peak_per_broker[b] == 2 for b in (9, 10, 11))  # every new broker kept busy
 
 
-def test_a_partition_drops_its_extra_replica_before_other_partitions_move_their_leader(tmp_path):
-    """[0, 1] -> [2, 1]: a leader movement adding broker 2 (three replicas for a while; the old leader 0 stays
-    until 2 is elected), its election, then a step that drops broker 0. The drop copies nothing and goes
-    before the other partitions' leader movements, so at most P partitions hold an extra replica at a time;
-    taken after every leader movement, all 30 did."""
+@pytest.mark.parametrize(
+    ("target", "steps"),
+    [
+        # [0, 1] -> [2, 1]: a leader movement adding broker 2 (three replicas for a while; the old leader 0
+        # stays until 2 is elected), its election, then a step that drops broker 0. The drop copies nothing
+        # and goes before the other partitions' leader movements, so at most P partitions hold an extra
+        # replica at a time; taken after every leader movement, all 30 did.
+        pytest.param((2, 1), 60, id="old-leader-dropped-after-the-election"),
+        # [0, 1] -> [2, 0]: one step adds broker 2 and drops broker 1 (the leader 0 stays), then 2 is elected:
+        # one submission per partition, and the extra replica lives only while it is copied.
+        pytest.param((2, 0), 30, id="follower-dropped-with-the-new-leader"),
+    ],
+)
+def test_at_most_p_partitions_hold_an_extra_replica_when_every_leader_moves(tmp_path, target, steps):
     limits = Limits(partitions=5)
     sim = sampled(3, limits)
     sim.add_topic("t", [(0, 1)] * 30, size=20 * MB)
-    targets = {tp(p): (2, 1) for p in range(30)}
+    targets = dict.fromkeys((tp(p) for p in range(30)), target)
     extra = extra_replicas(sim, targets)
     outcome, _ = run(sim, targets, tmp_path, limits)
-    assert outcome.status == "completed" and outcome.steps_done == 60
-    assert all(sim.partitions[t].replicas == [2, 1] and sim.partitions[t].leader == 2 for t in targets)
-    assert 0 < max(extra) <= limits.partitions
-
-
-def test_a_new_leader_and_the_follower_it_replaces_move_in_one_step(tmp_path):
-    """[0, 1] -> [2, 0]: one step adds broker 2 and drops broker 1 (the leader 0 stays), then 2 is elected.
-    One submission per partition, and the extra replica lives only while it is copied."""
-    limits = Limits(partitions=5)
-    sim = sampled(3, limits)
-    sim.add_topic("t", [(0, 1)] * 30, size=20 * MB)
-    targets = {tp(p): (2, 0) for p in range(30)}
-    extra = extra_replicas(sim, targets)
-    outcome, _ = run(sim, targets, tmp_path, limits)
-    assert outcome.status == "completed" and outcome.steps_done == 30
-    assert all(sim.partitions[t].replicas == [2, 0] and sim.partitions[t].leader == 2 for t in targets)
+    assert outcome.status == "completed" and outcome.steps_done == steps
+    assert all(sim.partitions[t].replicas == list(target) and sim.partitions[t].leader == 2 for t in targets)
     assert 0 < max(extra) <= limits.partitions
 
 
