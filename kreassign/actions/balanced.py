@@ -325,7 +325,7 @@ def _generate_from_file(
         usable = get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware)
         ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, current_load=load)
         minimum = planner.minimum(ctx.brokers, replication_factor)
-        planner.plan(ctx)
+        planner.plan(ctx, minimum[0])
         capacities, _ = broker_disks(head, topics, ctx.brokers)
         other_bytes: dict[int, int] = {}
         if any(capacities.values()):

@@ -415,9 +415,8 @@ def _plan_frame(
     tick("read, normalize, count")
     placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
     moved = _replicas_added(placed)
-    if minimum_moves is None and not repaired:
-        minimum_moves = _minimum_moves(state, ctx)
-    if repaired or moved > minimum_moves:  # type: ignore[operator]  # then the placement by bytes alone may move fewer
+    if repaired or moved > (_minimum_moves(state, ctx) if minimum_moves is None else minimum_moves):
+        # then the placement by bytes alone may move fewer
         plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
         if _replicas_added(plain) < moved:
             placed = plain
@@ -888,7 +887,6 @@ class SnapshotPlanner:
         self.parts = self.rows.where(F.col("type") == "partition").drop("type")
         self.joined: DataFrame | None = None
         self.per_topic: dict[str, int] = {}
-        self.minimum_moves: int | None = None  # of the last call of minimum
 
     def close(self) -> None:
         for frame in self.cached:
@@ -934,15 +932,14 @@ class SnapshotPlanner:
             smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
             moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
         self.tick("minimum")
-        self.minimum_moves = forced + sum(surplus.values())
-        return self.minimum_moves, moved_bytes
+        return forced + sum(surplus.values()), moved_bytes
 
-    def plan(self, ctx: BalanceContext) -> None:
-        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size (the lower
-        bound of :meth:`minimum`, called before with the same brokers and replication factor, is not computed
-        again)."""
+    def plan(self, ctx: BalanceContext, minimum_moves: int | None = None) -> None:
+        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size;
+        ``minimum_moves``: the replicas of :meth:`minimum` with the same brokers and replication factor, when
+        the caller has it (it is not computed again)."""
         parts = self.parts.select("topic", "partition", "size", "current")
-        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, self.minimum_moves)
+        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, minimum_moves)
         # persisted hashed by topic (a checkpoint would forget it; its lineage is two checkpoints): the
         # per-topic aggregates of the report and of the streamed plan then shuffle none of its rows
         joined = final.join(self.parts, ["topic", "partition"]).repartition("topic").persist(_KEEP)
