@@ -124,6 +124,8 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
         "spark.sql.adaptive.enabled": "true",
         # the JSON reader must not evaluate filters per row (a large IN list made the scan O(rows x topics))
         "spark.sql.json.filterPushdown.enabled": "false",
+        # a join on (topic, partition) of two frames hashed by topic needs no shuffle (SnapshotPlanner.plan)
+        "spark.sql.requireAllClusterKeysForCoPartition": "false",
     }
     if local:
         settings["spark.driver.memory"] = local_jvm_heap()
@@ -330,30 +332,52 @@ def _replicas_added(state: DataFrame) -> int:
     return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
 
 
-def _minimum_moves(state: DataFrame, ctx: BalanceContext) -> int:
-    """:func:`kreassign.planning.quality.minimum_movement` (replicas only), in one job: per broker the
-    replicas that may stay on it (of the partitions whose replication factor does not go down), and, in
-    the row of broker -1 (one per partition), the replicas forced to move and the target total."""
-    chosen = list(ctx.brokers)
+def _minimum(
+    spark: SparkSession, parts: DataFrame, brokers: Sequence[int], replication_factor: int | None, with_bytes: bool
+) -> tuple[int, int]:
+    """:func:`kreassign.planning.quality.minimum_movement` of ``parts`` (a frame with ``current`` and
+    ``size``), in one job: per broker the replicas that may stay on it (of the partitions whose replication
+    factor does not go down), and, in the row of broker -1 (one per partition), the replicas forced to move,
+    their bytes and the target total. ``with_bytes`` and a broker above its target: one more job for the
+    bytes of the smallest replicas each such broker keeps beyond it."""
+    chosen = list(brokers)
     stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
-    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
-    rows = state.select(stay.alias("stay"), rf.cast("long").alias("rf"))
+    rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
+    rows = parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
     counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
+    missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
     stats = (
         rows.select(
             F.explode(F.concat(counted, F.array(F.lit(-1).cast("long")))).alias("b"),
-            F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay")).alias("forced"),
+            missing.alias("forced"),
+            (missing * F.col("size")).alias("forced_bytes"),
             "rf",
         )
         .groupBy("b")
-        .agg(F.count(F.lit(1)).alias("n"), F.sum("forced").alias("forced"), F.sum("rf").alias("total"))
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum("forced").alias("forced"),
+            F.sum("forced_bytes").alias("forced_bytes"),
+            F.sum("rf").alias("total"),
+        )
         .collect()
     )
     kept = {int(r.b): int(r.n) for r in stats if r.b >= 0}
     partitions = next((r for r in stats if r.b < 0), None)
-    forced = int(partitions.forced or 0) if partitions is not None else 0
-    total = int(partitions.total or 0) if partitions is not None else 0
-    return forced + sum(excess_over_targets(kept, ctx.brokers, total).values())
+    forced, forced_bytes, total = (
+        (int(partitions.forced or 0), int(partitions.forced_bytes or 0), int(partitions.total or 0))
+        if partitions is not None
+        else (0, 0, 0)
+    )
+    surplus = excess_over_targets(kept, brokers, total)
+    moved_bytes = forced_bytes
+    if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
+        table = spark.createDataFrame(list(surplus.items()), "b long, n long")
+        flat = rows.select(F.explode(counted).alias("b"), "size")
+        rank = F.row_number().over(Window.partitionBy("b").orderBy("size"))
+        smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
+        moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
+    return forced + sum(surplus.values()), moved_bytes
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
@@ -408,14 +432,16 @@ def _plan_frame(
 ) -> tuple[DataFrame, dict[str, int]]:
     """The plan as a cached frame (topic, partition, replicas: leader first), unordered, and the partitions
     per topic. ``parts``: (topic, partition, size, current) of the partitions to plan; ``minimum_moves``:
-    the lower bound of the replicas moved (:func:`_minimum_moves`), when the caller has it already."""
+    the lower bound of the replicas moved (:func:`_minimum`), when the caller has it already."""
     state = _keep(_normalize(parts, ctx), cached)
     stats = _broker_stats(state)
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
     placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
     moved = _replicas_added(placed)
-    if repaired or moved > (_minimum_moves(state, ctx) if minimum_moves is None else minimum_moves):
+    if minimum_moves is None and not repaired:
+        minimum_moves = _minimum(spark, state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
+    if repaired or moved > minimum_moves:  # type: ignore[operator]
         # then the placement by bytes alone may move fewer
         plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
         if _replicas_added(plain) < moved:
@@ -913,26 +939,10 @@ class SnapshotPlanner:
         return known, per_topic, load
 
     def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
-        """:func:`kreassign.planning.quality.minimum_movement` in two jobs (three with a surplus)."""
-        chosen = list(brokers)
-        stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
-        rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
-        rows = self.parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
-        counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
-        missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
-        flat = rows.select(F.explode(counted).alias("b"), "size")
-        kept = {int(r.b): int(r[1]) for r in flat.groupBy("b").count().collect()}
-        totals = rows.agg(F.sum(missing), F.sum(missing * F.col("size")), F.sum("rf")).first()
-        forced, forced_bytes, total = (int(v or 0) for v in totals)
-        surplus = excess_over_targets(kept, brokers, total)
-        moved_bytes = forced_bytes
-        if surplus:  # the smallest replicas each broker keeps beyond its target
-            table = self.spark.createDataFrame(list(surplus.items()), "b long, n long")
-            rank = F.row_number().over(Window.partitionBy("b").orderBy("size"))
-            smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
-            moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
+        """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus)."""
+        minimum = _minimum(self.spark, self.parts, brokers, replication_factor, with_bytes=True)
         self.tick("minimum")
-        return forced + sum(surplus.values()), moved_bytes
+        return minimum
 
     def plan(self, ctx: BalanceContext, minimum_moves: int | None = None) -> None:
         """The plan, kept in the JVM beside each partition's current replicas, log dirs and size;
@@ -940,9 +950,11 @@ class SnapshotPlanner:
         the caller has it (it is not computed again)."""
         parts = self.parts.select("topic", "partition", "size", "current")
         final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, minimum_moves)
-        # persisted hashed by topic (a checkpoint would forget it; its lineage is two checkpoints): the
+        # both sides hashed by topic, joined where they are (one shuffle each, none after the join; see
+        # requireAllClusterKeysForCoPartition), and persisted (a checkpoint would forget how it is hashed): the
         # per-topic aggregates of the report and of the streamed plan then shuffle none of its rows
-        joined = final.join(self.parts, ["topic", "partition"]).repartition("topic").persist(_KEEP)
+        by_topic = self.parts.repartition("topic")
+        joined = final.repartition("topic").join(by_topic, ["topic", "partition"]).persist(_KEEP)
         self.cached.append(joined)
         self.joined = joined
 
@@ -1097,15 +1109,16 @@ class SnapshotPlanner:
             F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
         )
         slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
-        ordered = (
+        # kept: the range partitioning samples it first (one job), then shuffles it; neither builds it again
+        topic_texts = _keep(
             texts.select(
                 "rank",
                 F.array_join(F.col("e.now"), ",").alias("now"),
                 F.array_join(F.col("e.then"), ",").alias("then"),
-            )
-            .repartitionByRange(slices, "rank")
-            .sortWithinPartitions("rank")
+            ),
+            self.cached,
         )
+        ordered = topic_texts.repartitionByRange(slices, "rank").sortWithinPartitions("rank")
         for r in ordered.toLocalIterator():
             yield r.now, r.then
         self.tick("plan streamed")
