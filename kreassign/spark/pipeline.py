@@ -43,7 +43,6 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.window import Window
 
 from kreassign.errors import CommandError
 from kreassign.planning import balance
@@ -383,9 +382,12 @@ def _minimum(
     if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
         table = spark.createDataFrame(list(surplus.items()), "b long, n long")
         flat = rows.select(F.explode(counted).alias("b"), "size")
-        rank = F.row_number().over(Window.partitionBy("b").orderBy("size"))
-        smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
-        moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
+        # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers
+        sizes = (
+            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.array_sort(F.collect_list("size")).alias("s"))
+        )
+        smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
+        moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
     return forced + sum(surplus.values()), moved_bytes
 
 
