@@ -49,6 +49,7 @@ class Counting:
     def __init__(self, port: KafkaCluster) -> None:
         self._port = port
         self.calls: Counter[str] = Counter()
+        self.call_seconds: Counter[str] = Counter()
         self.seconds = 0.0
 
     def __getattr__(self, name):
@@ -62,7 +63,9 @@ class Counting:
             try:
                 return target(*args, **kwargs)
             finally:
-                self.seconds += time.perf_counter() - start
+                took = time.perf_counter() - start
+                self.seconds += took
+                self.call_seconds[name] += took
 
         return call
 
@@ -71,7 +74,7 @@ class PollTimes:
     def __init__(self, port: Counting) -> None:
         self.port = port
         self.polls: list[tuple[float, Counter[str]]] = []
-        self._mark = (time.perf_counter(), Counter())
+        self._mark = (time.perf_counter(), Counter(), Counter())
         self.verbose = bool(os.environ.get("KREASSIGN_BENCH_EVENTS"))
         self._start = time.perf_counter()
 
@@ -87,14 +90,16 @@ class PollTimes:
         now = time.perf_counter()
         self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
         if self.verbose:
-            calls = dict(self.port.calls - self._mark[1])
+            calls = self.port.calls - self._mark[1]
+            took = self.port.call_seconds - self._mark[2]
+            each = ", ".join(f"{name} {calls[name]}x {1000 * took[name]:.0f} ms" for name in calls)
             print(
-                f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s {calls}; sleep {seconds:.2f} s",
+                f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s ({each}); sleep {seconds:.2f} s",
                 file=sys.stderr,
                 flush=True,
             )
         time.sleep(seconds)
-        self._mark = (time.perf_counter(), Counter(self.port.calls))
+        self._mark = (time.perf_counter(), Counter(self.port.calls), Counter(self.port.call_seconds))
 
 
 def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> None:
