@@ -11,12 +11,14 @@ all created (DescribeLogDirs). Two plans:
 
 Apache: ``--execute`` then ``--verify`` every second until nothing is in progress. kreassign:
 ``--execute --max-partition-movements P --poll-interval-ms 1000`` in this process, through a port that counts
-and times the executor's requests, so that the requests and the wall time of a poll are measured too.
+and times the executor's requests, so that the requests and the wall time of a poll are measured too, and
+where the time between two submissions goes (with Kafka, finished steps not yet seen, the submitting poll).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -73,7 +75,8 @@ class Counting:
 class PollTimes:
     def __init__(self, port: Counting) -> None:
         self.port = port
-        self.polls: list[tuple[float, Counter[str]]] = []
+        self.polls: list[tuple[float, Counter[str]]] = []  # (seconds, requests) of each poll
+        self.started: list[float] = []  # when each poll started
         self._mark = (time.perf_counter(), Counter(), Counter())
         self.verbose = bool(os.environ.get("KREASSIGN_BENCH_EVENTS"))
         self._start = time.perf_counter()
@@ -89,6 +92,7 @@ class PollTimes:
     def sleep(self, seconds: float) -> None:
         now = time.perf_counter()
         self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
+        self.started.append(self._mark[0])
         if self.verbose:
             calls = self.port.calls - self._mark[1]
             took = self.port.call_seconds - self._mark[2]
@@ -100,6 +104,23 @@ class PollTimes:
             )
         time.sleep(seconds)
         self._mark = (time.perf_counter(), Counter(self.port.calls), Counter(self.port.call_seconds))
+
+    def windows(self) -> str:
+        """Between two polls that submit steps: the time with Kafka (from the end of the submitting poll to the
+        start of the last poll that still saw steps running, a lower bound) and the time the finished steps
+        waited to be seen (from that poll's start to the start of the poll that saw them done, an upper bound)."""
+        submits = [i for i, (_, calls) in enumerate(self.polls) if calls["alter_reassignments"]]
+        with_kafka, seen_late = [], []
+        for a, b in itertools.pairwise(submits):
+            with_kafka.append(self.started[b - 1] - (self.started[a] + self.polls[a][0]))
+            seen_late.append(self.started[b] - self.started[b - 1])
+        if not seen_late:
+            return ""
+        submitting = sum(self.polls[i][0] for i in submits)
+        return (
+            f"    {len(submits)} submissions: with Kafka >= {sum(with_kafka):.1f} s, finished steps seen late"
+            f" <= {sum(seen_late):.1f} s (median {statistics.median(seen_late):.2f}), submitting {submitting:.1f} s"
+        )
 
 
 def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> None:
@@ -218,6 +239,8 @@ def main() -> int:
                 f"{statistics.median(counts):.0f}, {max(counts)} ({len(times)} polls)"
             )
         print(f"{kind:<10}{tool:<11}{wall:>8.1f}{ratio:>7.2f}{extra}")
+        if polls is not None and polls.windows():
+            print(polls.windows())
     return 0
 
 
