@@ -34,7 +34,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from itertools import pairwise
+from itertools import accumulate, chain, islice, pairwise, repeat
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.window import Window
 
 from kreassign.errors import CommandError
 from kreassign.planning import balance
@@ -124,6 +123,8 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
         "spark.sql.adaptive.enabled": "true",
         # the JSON reader must not evaluate filters per row (a large IN list made the scan O(rows x topics))
         "spark.sql.json.filterPushdown.enabled": "false",
+        # a join on (topic, partition) of two frames hashed by topic needs no shuffle (SnapshotPlanner.plan)
+        "spark.sql.requireAllClusterKeysForCoPartition": "false",
     }
     if local:
         settings["spark.driver.memory"] = local_jvm_heap()
@@ -263,39 +264,49 @@ def _keep(df: DataFrame, cached: list[DataFrame]) -> DataFrame:
 
 def _grouped(frame: DataFrame, key: str, func: Any, schema: Any) -> DataFrame:
     """``frame.groupBy(key).applyInPandas(func, schema)``, one Python call per group, without an Arrow
-    round trip per group: the rows are hashed to Spark partitions by ``key`` and sorted on it, and each
-    Python worker cuts the batches it streams into groups (a group that spans batches is put together
-    first). applyInPandas pays about 1.2 ms per group: 15 s for 10,000 topics of 100 partitions with a
-    function that does nothing, 3 s this way (measured with ``local[1]``). As with applyInPandas, the
-    order of a group's rows is not defined: every function called sorts what it gets."""
+    round trip or a pandas frame per group: the rows are hashed to Spark partitions by ``key`` and sorted on
+    it, and each Python worker cuts the batches it streams into groups (a group that spans batches is put
+    together first). ``func`` gets a group's columns as plain lists (``{name: values}``, arrays as numpy
+    arrays) and returns its rows' columns the same way, in the order of ``schema``; a batch's results go
+    back as one frame. applyInPandas pays about 1.2 ms per group: 15 s for 10,000 topics of 100 partitions
+    with a function that does nothing, 3 s with a pandas frame per group (measured with ``local[1]``); on
+    the Python side alone, 10,000 groups of 15 rows (the fill stage's shape) took 5.0 s with a pandas frame
+    per group, 0.7 s with lists. As with applyInPandas, the order of a group's rows is not defined: every
+    function called sorts what it gets."""
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        pending: list[pd.DataFrame] = []  # the pieces of the group that may go on in the next batch
+        pending: dict[str, list] | None = None  # the group that may go on in the next batch
         for pdf in batches:
             size = len(pdf)
             if not size:
                 continue
             keys = pdf[key]
-            bounds = [*keys.ne(keys.shift()).to_numpy().nonzero()[0].tolist(), size]  # where each group starts
+            starts = keys.ne(keys.shift()).to_numpy().nonzero()[0].tolist()  # where each group starts
+            columns = {name: pdf[name].tolist() for name in pdf.columns}
             out = []
-            for start, end in pairwise(bounds):
-                if pending and pending[0][key].iat[0] != keys.iat[start]:
-                    out.append(func(_whole(pending)))
-                    pending = []
-                pending.append(pdf.iloc[start:end])
+            for start, end in pairwise([*starts, size]):
+                group = {name: values[start:end] for name, values in columns.items()}
+                if pending is not None:  # only before the first group of a batch
+                    if pending[key][0] == group[key][0]:
+                        group = {name: pending[name] + values for name, values in group.items()}
+                    else:
+                        out.append(func(pending))
+                    pending = None
                 if end < size:  # a group that ends inside the batch is whole
-                    out.append(func(_whole(pending)))
-                    pending = []
+                    out.append(func(group))
+                else:
+                    pending = group
             if out:
-                yield pd.concat(out, ignore_index=True)
-        if pending:
-            yield func(_whole(pending))
+                yield _frame(out)
+        if pending is not None:
+            yield _frame([func(pending)])
 
     return frame.repartition(key).sortWithinPartitions(key).mapInPandas(run, schema)
 
 
-def _whole(pieces: list[pd.DataFrame]) -> pd.DataFrame:
-    return pieces[0].reset_index(drop=True) if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
+def _frame(results: list[dict[str, list]]) -> pd.DataFrame:
+    """The columns of several groups' results (see :func:`_grouped`) as one frame."""
+    return pd.DataFrame({name: list(chain.from_iterable(r[name] for r in results)) for name in results[0]})
 
 
 def _broker_stats(state: DataFrame) -> tuple[Counter[int], Counter[int], int, int]:
@@ -330,30 +341,55 @@ def _replicas_added(state: DataFrame) -> int:
     return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
 
 
-def _minimum_moves(state: DataFrame, ctx: BalanceContext) -> int:
-    """:func:`kreassign.planning.quality.minimum_movement` (replicas only), in one job: per broker the
-    replicas that may stay on it (of the partitions whose replication factor does not go down), and, in
-    the row of broker -1 (one per partition), the replicas forced to move and the target total."""
-    chosen = list(ctx.brokers)
+def _minimum(
+    spark: SparkSession, parts: DataFrame, brokers: Sequence[int], replication_factor: int | None, with_bytes: bool
+) -> tuple[int, int]:
+    """:func:`kreassign.planning.quality.minimum_movement` of ``parts`` (a frame with ``current`` and
+    ``size``), in one job: per broker the replicas that may stay on it (of the partitions whose replication
+    factor does not go down), and, in the row of broker -1 (one per partition), the replicas forced to move,
+    their bytes and the target total. ``with_bytes`` and a broker above its target: one more job for the
+    bytes of the smallest replicas each such broker keeps beyond it."""
+    chosen = list(brokers)
     stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
-    rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
-    rows = state.select(stay.alias("stay"), rf.cast("long").alias("rf"))
+    rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
+    rows = parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
     counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
+    missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
     stats = (
         rows.select(
             F.explode(F.concat(counted, F.array(F.lit(-1).cast("long")))).alias("b"),
-            F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay")).alias("forced"),
+            missing.alias("forced"),
+            (missing * F.col("size")).alias("forced_bytes"),
             "rf",
         )
         .groupBy("b")
-        .agg(F.count(F.lit(1)).alias("n"), F.sum("forced").alias("forced"), F.sum("rf").alias("total"))
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum("forced").alias("forced"),
+            F.sum("forced_bytes").alias("forced_bytes"),
+            F.sum("rf").alias("total"),
+        )
         .collect()
     )
     kept = {int(r.b): int(r.n) for r in stats if r.b >= 0}
     partitions = next((r for r in stats if r.b < 0), None)
-    forced = int(partitions.forced or 0) if partitions is not None else 0
-    total = int(partitions.total or 0) if partitions is not None else 0
-    return forced + sum(excess_over_targets(kept, ctx.brokers, total).values())
+    forced, forced_bytes, total = (
+        (int(partitions.forced or 0), int(partitions.forced_bytes or 0), int(partitions.total or 0))
+        if partitions is not None
+        else (0, 0, 0)
+    )
+    surplus = excess_over_targets(kept, brokers, total)
+    moved_bytes = forced_bytes
+    if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
+        table = spark.createDataFrame(list(surplus.items()), "b long, n long")
+        flat = rows.select(F.explode(counted).alias("b"), "size")
+        # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers
+        sizes = (
+            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.array_sort(F.collect_list("size")).alias("s"))
+        )
+        smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
+        moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
+    return forced + sum(surplus.values()), moved_bytes
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
@@ -408,14 +444,16 @@ def _plan_frame(
 ) -> tuple[DataFrame, dict[str, int]]:
     """The plan as a cached frame (topic, partition, replicas: leader first), unordered, and the partitions
     per topic. ``parts``: (topic, partition, size, current) of the partitions to plan; ``minimum_moves``:
-    the lower bound of the replicas moved (:func:`_minimum_moves`), when the caller has it already."""
+    the lower bound of the replicas moved (:func:`_minimum`), when the caller has it already."""
     state = _keep(_normalize(parts, ctx), cached)
     stats = _broker_stats(state)
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
     placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
     moved = _replicas_added(placed)
-    if repaired or moved > (_minimum_moves(state, ctx) if minimum_moves is None else minimum_moves):
+    if minimum_moves is None and not repaired:
+        minimum_moves = _minimum(spark, state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
+    if repaired or moved > minimum_moves:  # type: ignore[operator]
         # then the placement by bytes alone may move fewer
         plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
         if _replicas_added(plain) < moved:
@@ -557,14 +595,11 @@ def _shed(
     )
     brokers = len(ctx.brokers)
 
-    def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["broker"].iat[0])
-        columns = (pdf[c].tolist() for c in ("topic", "partition", "size", "rank"))
-        candidates = list(zip(*columns, strict=True))
+    def shed(group: dict[str, list]) -> dict[str, list]:
+        broker = group["broker"][0]
+        candidates = list(zip(*(group[c] for c in ("topic", "partition", "size", "rank")), strict=True))
         chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, brokers)
-        return pd.DataFrame(
-            {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
-        )
+        return {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
 
     return _grouped(held, "broker", shed, _SHED)
 
@@ -602,30 +637,29 @@ def _fill(
     ``before``, the vacancies still open, the brokers shed from it, and whether it ``changed``. ``shed_rows``:
     at most as many rows as ``shed`` has (see :func:`_small`)."""
 
-    def fill(parts: pd.DataFrame) -> pd.DataFrame:
-        topic = parts["topic"].iloc[0]
-        rows = list(zip(parts["partition"], parts["kept"], parts["vacancies"], strict=True))
-        partitions = [(int(p), _ints(k), int(v)) for p, k, v in rows]
+    def fill(group: dict[str, list]) -> dict[str, list]:
+        topic = group["topic"][0]
+        partitions = [
+            (p, _ints(k), v) for p, k, v in zip(group["partition"], group["kept"], group["vacancies"], strict=True)
+        ]
         gone = [
-            (int(p), int(b))
-            for p, out in zip(parts["partition"], parts["leaving"], strict=True)
+            (p, int(b))
+            for p, out in zip(group["partition"], group["leaving"], strict=True)
             if out is not None
             for b in out
         ]
         window = slots.window(topic, vacancies.get(topic, 0))
         results = balance.fill_topic(ctx, partitions, gone, window)
         kept_before = {p: k for p, k, _ in partitions}
-        return pd.DataFrame(
-            {
-                "topic": [topic] * len(results),
-                "partition": [p for p, _, _, _ in results],
-                "kept": [list(r) for _, r, _, _ in results],
-                "vacancies": [o for _, _, o, _ in results],
-                "shed": [list(s) for _, _, _, s in results],
-                "changed": [r != kept_before[p] for p, r, _, _ in results],
-                "before": [list(kept_before[p]) for p, _, _, _ in results],
-            }
-        )
+        return {
+            "topic": [topic] * len(results),
+            "partition": [p for p, _, _, _ in results],
+            "kept": [list(r) for _, r, _, _ in results],
+            "vacancies": [o for _, _, o, _ in results],
+            "shed": [list(s) for _, _, _, s in results],
+            "changed": [r != kept_before[p] for p, r, _, _ in results],
+            "before": [list(kept_before[p]) for p, _, _, _ in results],
+        }
 
     leaving = _small(shed.groupBy("topic", "partition").agg(F.collect_list("broker").alias("leaving")), shed_rows)
     touched = (
@@ -664,15 +698,20 @@ def _leaders(
     quotas = balance.leader_quotas(ctx, per_topic)
     rows = state.select("topic", "partition", "kept", "current")
 
-    def topic_leaders(pdf: pd.DataFrame) -> pd.DataFrame:
+    def topic_leaders(group: dict[str, list]) -> dict[str, list]:
         """Per topic with a quota (one group each): its leaders."""
-        topic = pdf["topic"].iloc[0]
+        topic = group["topic"][0]
         parts = [
-            (int(p), _ints(k), balance.incumbent_leader(_ints(c), _ints(k)))
-            for p, k, c in zip(pdf["partition"], pdf["kept"], pdf["current"], strict=True)
+            (p, _ints(k), balance.incumbent_leader(_ints(c), _ints(k)))
+            for p, k, c in zip(group["partition"], group["kept"], group["current"], strict=True)
         ]
         chosen = dict(balance.assign_topic_leaders(ctx, quotas[topic], parts))
-        return pdf.assign(leader=[chosen[int(p)] for p in pdf["partition"]])[["topic", "partition", "kept", "leader"]]
+        return {
+            "topic": group["topic"],
+            "partition": group["partition"],
+            "kept": group["kept"],
+            "leader": [chosen[p] for p in group["partition"]],
+        }
 
     if quotas:
         quota_topics = _topics(spark, quotas)
@@ -711,7 +750,9 @@ def _leaders(
             cached,
         )
         orphans, gone = [], Counter()
-        for r in lead.where("leader is null").select("topic", "partition", "kept", "was").toLocalIterator():
+        # one job, all tasks at once (toLocalIterator ran one job per Spark partition): the driver keeps
+        # every orphan anyway, and they are the leaderships given up, not the partitions
+        for r in lead.where("leader is null").select("topic", "partition", "kept", "was").collect():
             orphans.append((r.topic, int(r.partition), _ints(r.kept)))
             if r.was is not None:
                 gone[int(r.was)] += 1
@@ -737,7 +778,7 @@ def _leaders(
         tick("leader round")
     rows_out = lead.select("topic", "partition", "kept", "leader").unionByName(fixed)
     if not balance.within_tolerance(ctx, led, partitions):  # chains on the driver
-        rows_out = _replace(rows_out, _leader_chains(ctx, rows_out), "leader", spark)
+        rows_out = _replace(rows_out, _leader_chains(ctx, rows_out, cached), "leader", spark)
         tick("leader chains")
     leader = F.col("leader")
     return _keep(  # balance.order_replicas: the leader first, then the other replicas
@@ -748,16 +789,15 @@ def _leaders(
     )
 
 
-def _leader_chains(ctx: BalanceContext, rows: DataFrame) -> dict[tuple[str, int], int]:
+def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]) -> dict[tuple[str, int], int]:
     """:func:`kreassign.planning.balance.leader_chains` on (topic, partition, kept, leader) rows, with the
     partitions held in arrays on the driver (tens of bytes each, not a dict of tuples): streamed in
     (topic, partition) order, the order that function takes them in, one row per topic (its partitions,
     leaders, replicas as plain lists: no Row object per partition). Returns the leaders that change."""
     names: list[str] = []
     topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
-    by_leader: dict[int, array] = {}
-    load: Counter[int] = Counter()
-    entries = F.array_sort(F.collect_list(F.struct("partition", "leader", "kept")))
+    without = F.coalesce(F.col("leader"), F.lit(_NO_LEADER))
+    entries = F.array_sort(F.collect_list(F.struct("partition", without.alias("leader"), "kept")))
     per_topic = rows.groupBy("topic").agg(entries.alias("e"))
     lists = per_topic.select(
         "topic",
@@ -766,22 +806,23 @@ def _leader_chains(ctx: BalanceContext, rows: DataFrame) -> dict[tuple[str, int]
         F.transform("e.kept", F.size).alias("sizes"),
         F.flatten("e.kept").alias("kept"),
     )
-    for r in lists.orderBy("topic").toLocalIterator():
+    # kept: ordering samples it (one job) before it shuffles it; the next slice is fetched while one is read
+    for r in _keep(lists, cached).orderBy("topic").toLocalIterator(prefetchPartitions=True):
+        topic_of.extend(repeat(len(names), len(r.partitions)))
         names.append(r.topic)
+        partition_of.extend(r.partitions)
+        leader.extend(r.leaders)
         flat.extend(r.kept)
-        for p, b, n in zip(r.partitions, r.leaders, r.sizes, strict=True):
-            i = len(leader)
-            topic_of.append(len(names) - 1)
-            partition_of.append(p)
-            b = b if b is not None else _NO_LEADER
-            leader.append(b)
-            start.append(start[-1] + n)
-            if b != _NO_LEADER:
-                load[b] += 1
-                led = by_leader.get(b)
-                if led is None:
-                    led = by_leader[b] = array("q")
-                led.append(i)
+        start.extend(islice(accumulate(r.sizes, initial=start[-1]), 1, None))
+    by_leader: dict[int, array] = {}
+    for i, b in enumerate(leader):
+        led = by_leader.get(b)
+        if led is None:
+            led = by_leader[b] = array("q")
+        led.append(i)
+    by_leader.pop(_NO_LEADER, None)
+    load = Counter(leader)
+    load.pop(_NO_LEADER, None)
     changed: dict[int, int] = {}
 
     def edges(u: int) -> Iterator[tuple[int, int]]:
@@ -805,12 +846,12 @@ def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mappi
     leaderships it gives up (from the topics it leads most above their even share, ``per_topic`` the
     partitions per topic over ``brokers``)."""
 
-    def shed(pdf: pd.DataFrame) -> pd.DataFrame:
-        broker = int(pdf["leader"].iat[0])
-        topics, partitions, ranks = (pdf[c].tolist() for c in ("topic", "partition", "rank"))
+    def shed(group: dict[str, list]) -> dict[str, list]:
+        broker = group["leader"][0]
+        topics, partitions, ranks = group["topic"], group["partition"], group["rank"]
         candidates = list(zip(topics, partitions, [0] * len(topics), ranks, strict=True))
         chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
-        return pd.DataFrame({"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]})
+        return {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]}
 
     return shed
 
@@ -833,8 +874,9 @@ _RAW_SCHEMA = T.StructType(
     ]
 )
 _ANY = '"any"'  # kreassign.model.ANY_LOG_DIR, quoted
-_ROWS_PER_STREAMED_PART = 20_000
-"""Partitions per slice of the streamed plan: the driver holds one slice's text at a time."""
+_ROWS_PER_STREAMED_PART = 100_000
+"""Partitions per slice of the streamed plan (one Spark job each): the driver holds one slice's text at a
+time, and the next one as it is fetched (about 20 MB each)."""
 
 
 def _tagged(kind: int, column: Any) -> Any:
@@ -893,46 +935,36 @@ class SnapshotPlanner:
             frame.unpersist()
 
     def survey(self) -> tuple[set[str], dict[str, int], Counter[int]]:
-        """Two jobs (the first reads the file): the wanted topics that have a topic line, the partitions per
-        topic, and the replicas per broker now."""
+        """One job (it reads the file): the wanted topics that have a topic line, the partitions per topic,
+        and the replicas per broker now (rows of type ``broker``, one per replica, counted beside them)."""
+        line = F.struct(F.col("type").alias("k"), F.col("topic").alias("topic"), F.lit(None).cast("long").alias("b"))
+        held = F.when(F.col("type") == "partition", F.col("current"))
+        replicas = F.transform(
+            F.coalesce(held, F.array().cast(_INTS)),
+            lambda b: F.struct(F.lit("broker").alias("k"), F.lit(None).cast("string").alias("topic"), b.alias("b")),
+        )
         known: set[str] = set()
         per_topic: dict[str, int] = {}
-        for r in self.rows.groupBy("type", "topic").count().collect():
-            if r.type == "topic":
-                known.add(r.topic)
-            else:
-                per_topic[r.topic] = int(r[2])
-        load = Counter(
-            {
-                int(r.b): int(r[1])
-                for r in self.parts.select(F.explode("current").alias("b")).groupBy("b").count().collect()
-            }
+        load: Counter[int] = Counter()
+        counts = self.rows.select(F.explode(F.concat(F.array(line), replicas)).alias("e")).groupBy(
+            "e.k", "e.topic", "e.b"
         )
+        for r in counts.count().collect():
+            if r.k == "topic":
+                known.add(r.topic)
+            elif r.k == "partition":
+                per_topic[r.topic] = int(r[3])
+            elif r.b is not None:
+                load[int(r.b)] = int(r[3])
         self.per_topic = per_topic
         self.tick("read, survey")
         return known, per_topic, load
 
     def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
-        """:func:`kreassign.planning.quality.minimum_movement` in two jobs (three with a surplus)."""
-        chosen = list(brokers)
-        stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
-        rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
-        rows = self.parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
-        counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
-        missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
-        flat = rows.select(F.explode(counted).alias("b"), "size")
-        kept = {int(r.b): int(r[1]) for r in flat.groupBy("b").count().collect()}
-        totals = rows.agg(F.sum(missing), F.sum(missing * F.col("size")), F.sum("rf")).first()
-        forced, forced_bytes, total = (int(v or 0) for v in totals)
-        surplus = excess_over_targets(kept, brokers, total)
-        moved_bytes = forced_bytes
-        if surplus:  # the smallest replicas each broker keeps beyond its target
-            table = self.spark.createDataFrame(list(surplus.items()), "b long, n long")
-            rank = F.row_number().over(Window.partitionBy("b").orderBy("size"))
-            smallest = flat.join(F.broadcast(table), "b").withColumn("r", rank).where(F.col("r") <= F.col("n"))
-            moved_bytes += int(smallest.agg(F.sum("size")).first()[0] or 0)
+        """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus)."""
+        minimum = _minimum(self.spark, self.parts, brokers, replication_factor, with_bytes=True)
         self.tick("minimum")
-        return forced + sum(surplus.values()), moved_bytes
+        return minimum
 
     def plan(self, ctx: BalanceContext, minimum_moves: int | None = None) -> None:
         """The plan, kept in the JVM beside each partition's current replicas, log dirs and size;
@@ -940,9 +972,11 @@ class SnapshotPlanner:
         the caller has it (it is not computed again)."""
         parts = self.parts.select("topic", "partition", "size", "current")
         final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, minimum_moves)
-        # persisted hashed by topic (a checkpoint would forget it; its lineage is two checkpoints): the
+        # both sides hashed by topic, joined where they are (one shuffle each, none after the join; see
+        # requireAllClusterKeysForCoPartition), and persisted (a checkpoint would forget how it is hashed): the
         # per-topic aggregates of the report and of the streamed plan then shuffle none of its rows
-        joined = final.join(self.parts, ["topic", "partition"]).repartition("topic").persist(_KEEP)
+        by_topic = self.parts.repartition("topic")
+        joined = final.repartition("topic").join(by_topic, ["topic", "partition"]).persist(_KEEP)
         self.cached.append(joined)
         self.joined = joined
 
@@ -1097,15 +1131,16 @@ class SnapshotPlanner:
             F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
         )
         slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
-        ordered = (
+        # kept: the range partitioning samples it first (one job), then shuffles it; neither builds it again
+        topic_texts = _keep(
             texts.select(
                 "rank",
                 F.array_join(F.col("e.now"), ",").alias("now"),
                 F.array_join(F.col("e.then"), ",").alias("then"),
-            )
-            .repartitionByRange(slices, "rank")
-            .sortWithinPartitions("rank")
+            ),
+            self.cached,
         )
-        for r in ordered.toLocalIterator():
+        ordered = topic_texts.repartitionByRange(slices, "rank").sortWithinPartitions("rank")
+        for r in ordered.toLocalIterator(prefetchPartitions=True):  # the next slice is built while one is printed
             yield r.now, r.then
         self.tick("plan streamed")

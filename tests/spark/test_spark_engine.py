@@ -121,18 +121,16 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
 @pytest.mark.parametrize("batch", [3, 10_000])
 def test_grouped_gives_each_group_whole_to_one_call(batch):
     """``_grouped`` (applyInPandas without a Python call per Arrow batch): a group that spans the Arrow
-    batches a worker streams (3 rows each here) still reaches one call, whole, and every group once.
-    A session of its own (the CLI tests above stop the module's)."""
-    import pandas as pd
-
+    batches a worker streams (3 rows each here) still reaches one call, whole, as plain lists, and every
+    group once. A session of its own (the CLI tests above stop the module's)."""
     from kreassign.spark.pipeline import _grouped, spark_session
 
     sizes = {f"t{g:02d}": size for g, size in enumerate([1, 2, 7, 50, 3, 1, 12, 4])}
     rows = [(topic, n) for topic, size in sizes.items() for n in range(size)]
 
-    def summary(pdf: pd.DataFrame) -> pd.DataFrame:
-        assert pdf["topic"].nunique() == 1
-        return pd.DataFrame({"topic": [pdf["topic"].iat[0]], "calls": [1], "values": [sorted(pdf["n"].tolist())]})
+    def summary(group: dict[str, list]) -> dict[str, list]:
+        assert len(set(group["topic"])) == 1 and all(type(n) is int for n in group["n"])
+        return {"topic": group["topic"][:1], "calls": [1], "values": [sorted(group["n"])]}
 
     with spark_session("local[2]", {"spark.sql.execution.arrow.maxRecordsPerBatch": str(batch)}) as session:
         frame = session.createDataFrame(rows, "topic string, n long").repartition(3)
