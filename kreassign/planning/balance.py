@@ -256,6 +256,8 @@ def shed_from_broker(
 
     chosen: list[tuple[str, int]] = []
     for rank in sorted(ranks):
+        if len(chosen) == count:  # the lower ranks gave enough
+            break
         items = ranks[rank]
         topics = held_per_topic.keys() if len(ranks) == 1 else dict.fromkeys(map(itemgetter(1), items))
         if topic_totals is None:
@@ -272,17 +274,25 @@ def shed_from_broker(
             buckets: list[list[tuple[int, str, int]]] = [[], [], []]
             buckets[levels.pop()] = items
         else:
-            buckets = [[item for item in items if where[item[1]] == k] for k in range(3)]
+            buckets = [[], [], []]
+            for item in items:
+                buckets[where[item[1]]].append(item)
         # the items of each topic held more than once (only those move between buckets)
         several = {t for t, n in held_per_topic.items() if n > 1}
         by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t in several}
         if several:
             for item in [item for item in items if item[1] in several]:
                 by_topic[item[1]].append(item)
-        for bucket in buckets:
-            bucket.sort()
+        # Picks come from the lowest bucket not empty, and items only move up (a topic's level rises as the
+        # broker holds less of it), so a bucket is sorted when picking reaches it and takes the items that
+        # move up unsorted until then (the lowest one often gives all the picks).
+        current = 0
+        buckets[current].sort()
         while len(chosen) < count:
-            bucket = buckets[0] or buckets[1] or buckets[2]
+            while not buckets[current] and current < 2:
+                current += 1
+                buckets[current].sort()
+            bucket = buckets[current]
             if not bucket:
                 break
             want = max(0, excess) / (count - len(chosen)) if aim is not None else 0
@@ -298,11 +308,10 @@ def shed_from_broker(
             excess -= size
             held_per_topic[topic] -= 1
             moved_to = level(topic)
-            if moved_to != where[topic]:
-                source = buckets[where[topic]]
+            if moved_to != where[topic]:  # from the current bucket to one above it
                 for other in rest:
-                    del source[bisect.bisect_left(source, other)]
-                    bisect.insort(buckets[moved_to], other)
+                    del bucket[bisect.bisect_left(bucket, other)]
+                buckets[moved_to] += rest
                 where[topic] = moved_to
     return chosen
 
