@@ -11,12 +11,14 @@ all created (DescribeLogDirs). Two plans:
 
 Apache: ``--execute`` then ``--verify`` every second until nothing is in progress. kreassign:
 ``--execute --max-partition-movements P --poll-interval-ms 1000`` in this process, through a port that counts
-and times the executor's requests, so that the requests and the wall time of a poll are measured too.
+and times the executor's requests, so that the requests and the wall time of a poll are measured too, and
+where the time between two submissions goes (with Kafka, finished steps not yet seen, the submitting poll).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -49,6 +51,7 @@ class Counting:
     def __init__(self, port: KafkaCluster) -> None:
         self._port = port
         self.calls: Counter[str] = Counter()
+        self.call_seconds: Counter[str] = Counter()
         self.seconds = 0.0
 
     def __getattr__(self, name):
@@ -62,7 +65,9 @@ class Counting:
             try:
                 return target(*args, **kwargs)
             finally:
-                self.seconds += time.perf_counter() - start
+                took = time.perf_counter() - start
+                self.seconds += took
+                self.call_seconds[name] += took
 
         return call
 
@@ -70,8 +75,9 @@ class Counting:
 class PollTimes:
     def __init__(self, port: Counting) -> None:
         self.port = port
-        self.polls: list[tuple[float, Counter[str]]] = []
-        self._mark = (time.perf_counter(), Counter())
+        self.polls: list[tuple[float, Counter[str]]] = []  # (seconds, requests) of each poll
+        self.started: list[float] = []  # when each poll started
+        self._mark = (time.perf_counter(), Counter(), Counter())
         self.verbose = bool(os.environ.get("KREASSIGN_BENCH_EVENTS"))
         self._start = time.perf_counter()
 
@@ -86,15 +92,35 @@ class PollTimes:
     def sleep(self, seconds: float) -> None:
         now = time.perf_counter()
         self.polls.append((now - self._mark[0], self.port.calls - self._mark[1]))
+        self.started.append(self._mark[0])
         if self.verbose:
-            calls = dict(self.port.calls - self._mark[1])
+            calls = self.port.calls - self._mark[1]
+            took = self.port.call_seconds - self._mark[2]
+            each = ", ".join(f"{name} {calls[name]}x {1000 * took[name]:.0f} ms" for name in calls)
             print(
-                f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s {calls}; sleep {seconds:.2f} s",
+                f"  {now - self._start:7.2f} poll took {now - self._mark[0]:.3f} s ({each}); sleep {seconds:.2f} s",
                 file=sys.stderr,
                 flush=True,
             )
         time.sleep(seconds)
-        self._mark = (time.perf_counter(), Counter(self.port.calls))
+        self._mark = (time.perf_counter(), Counter(self.port.calls), Counter(self.port.call_seconds))
+
+    def windows(self) -> str:
+        """Between two polls that submit steps: the time with Kafka (from the end of the submitting poll to the
+        start of the last poll that still saw steps running, a lower bound) and the time the finished steps
+        waited to be seen (from that poll's start to the start of the poll that saw them done, an upper bound)."""
+        submits = [i for i, (_, calls) in enumerate(self.polls) if calls["alter_reassignments"]]
+        with_kafka, seen_late = [], []
+        for a, b in itertools.pairwise(submits):
+            with_kafka.append(self.started[b - 1] - (self.started[a] + self.polls[a][0]))
+            seen_late.append(self.started[b] - self.started[b - 1])
+        if not seen_late:
+            return ""
+        submitting = sum(self.polls[i][0] for i in submits)
+        return (
+            f"    {len(submits)} submissions: with Kafka >= {sum(with_kafka):.1f} s, finished steps seen late"
+            f" <= {sum(seen_late):.1f} s (median {statistics.median(seen_late):.2f}), submitting {submitting:.1f} s"
+        )
 
 
 def wait_for_configs(port: KafkaCluster, topic: str, timeout: float = 60.0) -> None:
@@ -213,6 +239,8 @@ def main() -> int:
                 f"{statistics.median(counts):.0f}, {max(counts)} ({len(times)} polls)"
             )
         print(f"{kind:<10}{tool:<11}{wall:>8.1f}{ratio:>7.2f}{extra}")
+        if polls is not None and polls.windows():
+            print(polls.windows())
     return 0
 
 
