@@ -256,33 +256,42 @@ def shed_from_broker(
 
     chosen: list[tuple[str, int]] = []
     for rank in sorted(ranks):
+        if len(chosen) == count:  # the lower ranks gave enough
+            break
         items = ranks[rank]
-        topics = held_per_topic.keys() if len(ranks) == 1 else dict.fromkeys(map(itemgetter(1), items))
-        if topic_totals is None:
-            where = dict.fromkeys(topics, 0)
-        else:  # level(t) for each topic held, inline
-            where = {
-                t: 0 if (n - 1) * brokers >= total else 1 if n * brokers > total else 2
-                for t, n, total in zip(
-                    topics, map(held_per_topic.__getitem__, topics), map(totals.get, topics, repeat(0)), strict=True
-                )
-            }
-        levels = set(where.values())
-        if len(levels) == 1:  # one bucket holds them all
-            buckets: list[list[tuple[int, str, int]]] = [[], [], []]
-            buckets[levels.pop()] = items
-        else:
-            buckets = [[item for item in items if where[item[1]] == k] for k in range(3)]
-        # the items of each topic held more than once (only those move between buckets)
+        # The items of each topic held more than once (only those move between buckets) go to the bucket of
+        # their topic's level now; those of the topics held once (most of them) only when picking gets past
+        # bucket 0, unless one is at level 0 (held once, that is a topic total of 0 or less).
         several = {t for t, n in held_per_topic.items() if n > 1}
         by_topic: dict[str, list[tuple[int, str, int]]] = {t: [] for t in several}
-        if several:
-            for item in [item for item in items if item[1] in several]:
-                by_topic[item[1]].append(item)
-        for bucket in buckets:
-            bucket.sort()
+        once: list[tuple[int, str, int]] = []
+        for item in items:
+            rest = by_topic.get(item[1])
+            if rest is None:
+                once.append(item)
+            else:
+                rest.append(item)
+        where = {t: level(t) for t, rest in by_topic.items() if rest}
+        buckets: list[list[tuple[int, str, int]]] = [[], [], []]
+        for t, rest in by_topic.items():
+            if rest:
+                buckets[where[t]] += rest
+        if once and (topic_totals is None or min(map(totals.get, map(itemgetter(1), once), repeat(0))) <= 0):
+            _bucket_once(once, buckets, level)
+            once = []
+        # Picks come from the lowest bucket not empty, and items only move up (a topic's level rises as the
+        # broker holds less of it), so a bucket is sorted when picking reaches it and takes the items that
+        # move up unsorted until then (the lowest one often gives all the picks).
+        current = 0
+        buckets[current].sort()
         while len(chosen) < count:
-            bucket = buckets[0] or buckets[1] or buckets[2]
+            while not buckets[current] and current < 2:
+                current += 1
+                if once:
+                    _bucket_once(once, buckets, level)
+                    once = []
+                buckets[current].sort()
+            bucket = buckets[current]
             if not bucket:
                 break
             want = max(0, excess) / (count - len(chosen)) if aim is not None else 0
@@ -297,14 +306,20 @@ def shed_from_broker(
             chosen.append((topic, partition))
             excess -= size
             held_per_topic[topic] -= 1
-            moved_to = level(topic)
-            if moved_to != where[topic]:
-                source = buckets[where[topic]]
+            if rest and (moved_to := level(topic)) != where[topic]:  # from the current bucket to one above it
                 for other in rest:
-                    del source[bisect.bisect_left(source, other)]
-                    bisect.insort(buckets[moved_to], other)
+                    del bucket[bisect.bisect_left(bucket, other)]
+                buckets[moved_to] += rest
                 where[topic] = moved_to
     return chosen
+
+
+def _bucket_once(
+    items: Iterable[tuple[int, str, int]], buckets: list[list[tuple[int, str, int]]], level: Callable[[str], int]
+) -> None:
+    """Add the items of topics held once (size, topic, partition) to the bucket of their topic's level."""
+    for item in items:
+        buckets[level(item[1])].append(item)
 
 
 def shed_aim(count: int, held_bytes: int, total_bytes: int, brokers: int) -> int | None:
