@@ -239,8 +239,9 @@ def main() -> int:
                 f"{statistics.median(counts):.0f}, {max(counts)} ({len(times)} polls)"
             )
         print(f"{kind:<10}{tool:<11}{wall:>8.1f}{ratio:>7.2f}{extra}")
-        if polls is not None and polls.windows():
-            print(polls.windows())
+        between_submissions = polls.windows() if polls is not None else ""
+        if between_submissions:
+            print(between_submissions)
     return 0
 
 
