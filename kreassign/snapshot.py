@@ -569,6 +569,9 @@ class SnapshotCluster:
             for name, topic in self._known(topics).items()
         }
 
+    def read_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        return self.describe_topics(topics)
+
     def list_reassignments(
         self, partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:

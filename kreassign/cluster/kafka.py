@@ -288,7 +288,7 @@ class KafkaCluster:
                 admin._controller_id = None
                 await pause_or_time_out(admin._net, deadline, exc)
 
-    async def _send_to_broker(self, broker_id: int, build: Callable[[], Any], deadline: float) -> Any:
+    async def _send_to_broker(self, broker_id: int | None, build: Callable[[], Any], deadline: float) -> Any:
         manager = self._legacy._manager
         while True:
             # one request never outlives the call's deadline (a broker stopped after the call began)
@@ -381,6 +381,48 @@ class KafkaCluster:
                 key=lambda info: info.partition,
             )
         return {name: described[name] for name in names}
+
+    def read_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        """One Metadata request (any broker, never creating a topic) where ``describe_topics`` takes
+        librdkafka's describeTopics: measured on the local cluster for a topic of 2,000 partitions, 7.6 to 15 ms
+        against 33 to 117 ms, most of it the wait for librdkafka's answer. A topic the answer lacks or fails
+        is described with ``describe_topics``, so the errors are the ones Java's tool prints."""
+        from kafka.protocol.metadata import MetadataRequest
+
+        names = list(dict.fromkeys(topics))
+        if self.using_controllers or not all(names):  # controllers serve no topic metadata
+            return self.describe_topics(names)
+        if not names:
+            return {}
+        call = "describeTopics"
+        self._kafka_python_admin(call)
+        topic_type = MetadataRequest.MetadataRequestTopic
+
+        def build() -> Any:
+            return MetadataRequest(topics=[topic_type(name=name) for name in names], allow_auto_topic_creation=False)
+
+        response = self._run_kafka_python(call, self._send_to_broker, None, build, self._deadline())
+        wanted = set(names)
+        read: dict[str, list[PartitionInfo]] = {}
+        for topic in response.topics:
+            if topic.error_code or topic.name not in wanted:
+                continue
+            read[topic.name] = sorted(
+                (
+                    PartitionInfo(
+                        partition=p.partition_index,
+                        replicas=tuple(p.replica_nodes),
+                        isr=tuple(p.isr_nodes),
+                        leader=p.leader_id if p.leader_id >= 0 else None,
+                    )
+                    for p in topic.partitions
+                ),
+                key=lambda info: info.partition,
+            )
+        missing = [name for name in names if name not in read]
+        if missing:
+            read.update(self.describe_topics(missing))
+        return {name: read[name] for name in names}
 
     # -------------------------------------------------------------------------- reassignments
     def list_reassignments(

@@ -87,6 +87,12 @@ class ClusterPort(Protocol):
         semantics for an unknown topic (see UnknownTopicError)."""
         ...
 
+    def read_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        """``describe_topics``' answer read the cheapest way the port knows (what the batched executor reads
+        every poll); a topic that cannot be read that way is described with ``describe_topics``, whose errors
+        it raises."""
+        ...
+
     def describe_topic_columns(self, topics: Iterable[str]) -> dict[str, TopicColumns]:
         """The topics as columns, in the order given, partitions sorted (``describe_topics``' errors):
         each replica's log dir (None where unknown, or where its broker is not live) and each partition's

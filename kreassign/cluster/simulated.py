@@ -192,6 +192,9 @@ class SimulatedCluster:
             result[topic] = [PartitionInfo(tp.partition, tuple(p.replicas), tuple(p.isr), p.leader) for tp, p in parts]
         return result
 
+    def read_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
+        return self.describe_topics(topics)
+
     def list_reassignments(
         self, partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:

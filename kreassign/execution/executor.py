@@ -389,9 +389,7 @@ class BatchedExecutor:
         self._measure_sizes()
         self._rank = self._ranks()
         # the only read of every partition of the plan: later polls read what moves or is about to
-        described = self._waiting_out_lag(
-            lambda: self.port.describe_topics(sorted({tp.topic for tp in self.state.target}))
-        )
+        described = self._waiting_out_lag(lambda: self.port.read_topics(sorted({tp.topic for tp in self.state.target})))
         for topic, partitions in described.items():
             for p in partitions:
                 tp = TopicPartition(topic, p.partition)
@@ -521,7 +519,7 @@ class BatchedExecutor:
         wanted = set(partitions)
         topics = {tp.topic for tp in wanted} - set(self._described)
         if topics:
-            self._described.update(self.port.describe_topics(sorted(topics)))
+            self._described.update(self.port.read_topics(sorted(topics)))
         info: dict[TopicPartition, PartitionInfo] = {}
         for topic in {tp.topic for tp in wanted}:
             for p in self._described.get(topic, []):
@@ -671,7 +669,7 @@ class BatchedExecutor:
         """The cluster's health: a slice of its topics read now (HEALTH_SLICE_PARTITIONS), the others as last
         read."""
         try:
-            described = self.port.describe_topics(self._health_slice(now))
+            described = self.port.read_topics(self._health_slice(now))
         except UnknownTopicOrPartitionError:  # deleted since the list was read: read the list again next time
             self._health_listed_at = float("-inf")
             described = {}

@@ -65,6 +65,18 @@ def test_describe_topics_of_nothing_asks_nothing(adapter) -> None:
     assert adapter.describe_topics([]) == {}
 
 
+def test_read_topics_answers_as_describe_topics_and_fails_as_it(adapter, topics) -> None:
+    first, second = topics([[1, 2], [2, 3], [3, 1]]), topics([[2, 1, 3], [3, 1, 2]])
+    assert adapter.read_topics([second, first, second]) == adapter.describe_topics([second, first])
+    assert list(adapter.read_topics([second, first])) == [second, first]
+    assert adapter.read_topics([]) == {}
+    names = ["nosuch", "zzz", first, "abc", "topic-x"]  # the topic Java reports, as describe_topics
+    with pytest.raises(UnknownTopicOrPartitionError) as failure:
+        adapter.read_topics(names)
+    assert failure.value.message == f"{ERRORS}UnknownTopicOrPartitionException: Topic topic-x not found."
+    assert "nosuch" not in adapter.list_topic_names()  # asked without creating it
+
+
 # ------------------------------------------------------------------------------ reassignments
 def test_reassignment_runs_to_completion(adapter, topics) -> None:
     topic = topics([[1, 2], [2, 3]], messages=100)
