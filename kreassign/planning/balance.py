@@ -44,12 +44,12 @@ Every stage sorts its input, so the order rows arrive in (Spark's shuffles) neve
 from __future__ import annotations
 
 import bisect
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, compress, groupby, repeat
-from operator import add, and_, contains, eq, itemgetter, mul, ne, neg, not_
+from itertools import chain, repeat
+from operator import add, itemgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError
@@ -708,7 +708,7 @@ def plan_balanced(
     currents = dict(zip(map(itemgetter(0, 1), rows), map(itemgetter(2), rows), strict=True))
     if len(currents) < len(rows):  # a partition listed twice: its last row counts, at the place of its first
         rows = list({(t, p): (t, p, replicas, size) for t, p, replicas, size in rows}.values())
-    normalized = normalize_partitions(ctx, currents)
+    normalized = dict(zip(currents, map(partial(normalize_partition, ctx), currents.values()), strict=True))
     kept, vacancies = map(itemgetter(0), normalized.values()), map(itemgetter(1), normalized.values())
     totals = topic_totals(zip(map(itemgetter(0), rows), map(add, map(len, kept), vacancies), strict=True))
     final, repaired = place_replicas(rows, ctx, normalized, totals)
@@ -722,35 +722,13 @@ def plan_balanced(
     return _leaders(ctx, currents, final)
 
 
-def normalize_partitions(
-    ctx: BalanceContext, currents: Mapping[tuple[str, int], tuple[int, ...]]
-) -> dict[tuple[str, int], tuple[tuple[int, ...], int]]:
-    """:func:`normalize_partition` of each partition (``currents``: its replicas, a tuple). The usual
-    partition (its replication factor kept, its replicas on as many distinct racks of chosen brokers) is
-    recognized a column at a time, in C; only the others go through :func:`normalize_partition`."""
-    values = list(currents.values())
-    group_of: dict[int, str] = ctx._group  # type: ignore[attr-defined]
-    lengths = list(map(len, values))
-    groups = list(map(set, map(map, repeat(group_of.get), values)))  # None: a broker not chosen
-    usual = map(and_, map(eq, map(len, groups), lengths), map(not_, map(contains, groups, repeat(None))))
-    if ctx.replication_factor is not None:
-        usual = map(and_, usual, map(eq, lengths, repeat(ctx.replication_factor)))
-    usual = list(usual)
-    normalized = dict(zip(currents, zip(map(tuple, values), repeat(0)), strict=True))
-    one = partial(normalize_partition, ctx)
-    for key in compress(currents, map(not_, usual)):
-        normalized[key] = one(currents[key])
-    return normalized
-
-
 def replicas_added(
     currents: Mapping[tuple[str, int], Sequence[int]], plan: Mapping[tuple[str, int], Sequence[int]]
 ) -> int:
-    befores = list(map(currents.__getitem__, plan))
-    changed = map(ne, plan.values(), befores)  # the usual partition keeps its replicas: counted in C
     return sum(
         len(set(replicas).difference(current))
-        for current, replicas in compress(zip(befores, plan.values(), strict=True), changed)
+        for current, replicas in zip(map(currents.__getitem__, plan), plan.values(), strict=True)
+        if replicas != current
     )
 
 
@@ -770,11 +748,11 @@ def place_replicas(
     have vacancies or shed a replica (it leaves the others as they are)."""
     state = dict(normalized)
     total = sum(map(len, map(itemgetter(0), state.values()))) + sum(map(itemgetter(1), state.values()))
-    rfs = list(map(add, map(len, map(itemgetter(0), state.values())), map(itemgetter(1), state.values())))
-    total_bytes = sum(map(mul, map(itemgetter(3), rows), rfs))
-    del rfs
+    total_bytes = sum(
+        size * (len(kept) + vacancies) for (_, _, _, size), (kept, vacancies) in zip(rows, state.values(), strict=True)
+    )
     counts: Counter[int] = Counter(chain.from_iterable(map(itemgetter(0), state.values())))
-    opened = list(compress(state, map(itemgetter(1), state.values())))  # partitions with vacancies
+    opened = [key for key, (_, vacancies) in state.items() if vacancies]  # partitions with vacancies
     repaired = False
     for _ in range(REPLICA_ROUNDS):
         targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
@@ -783,7 +761,14 @@ def place_replicas(
             break
         needy = needy_groups(ctx, deficits)
         over = sorted(b for b, d in deficits.items() if d < 0)
-        held = _held_replicas(ctx, rows, list(map(itemgetter(0), state.values())), over, needy)
+        held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
+        for (t, p, _, size), (kept, _) in zip(rows, state.values(), strict=True):
+            # shed_rank is 0 whenever more racks hold a needy broker than the partition has replicas
+            rank = 0 if len(needy) >= len(kept) else None
+            for b in kept:
+                mine = held.get(b)
+                if mine is not None:
+                    mine.append((t, p, size, shed_rank(ctx, b, kept, needy) if rank is None else rank))
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
         for b in over:
             aim = shed_aim(-deficits[b], sum(map(itemgetter(2), held[b])), total_bytes, len(ctx.brokers))
@@ -830,51 +815,12 @@ def place_replicas(
     return final, repaired
 
 
-class _Lists(dict):
-    """Broker -> list to append to; a broker not listed gets the same throw-away list."""
-
-    def __missing__(self, key: int) -> list:
-        return self.setdefault(None, [])  # type: ignore[call-overload]
-
-
-def _append_all(lists: Mapping[int, list], brokers: Iterable[int], items: Iterable) -> None:
-    """``lists[b].append(item)`` for each pair of ``brokers`` and ``items``, in C."""
-    deque(map(list.append, map(lists.__getitem__, brokers), items), maxlen=0)
-
-
-def _held_replicas(
-    ctx: BalanceContext,
-    rows: Sequence[Row],
-    kepts: Sequence[tuple[int, ...]],
-    over: Sequence[int],
-    needy: tuple[tuple[str, int], ...],
-) -> dict[int, list[tuple[str, int, int, int]]]:
-    """What each broker of ``over`` holds, for :func:`shed_from_broker`: (topic, partition, size, shed rank)
-    per replica, in the order of ``rows`` (``kepts``: each row's replicas now)."""
-    held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
-    if len(needy) >= max(map(len, kepts), default=0):
-        # shed_rank is 0 whenever more racks hold a needy broker than the partition has replicas: then a row's
-        # replicas share one item, and the items go to their brokers' lists in C
-        items = zip(map(itemgetter(0), rows), map(itemgetter(1), rows), map(itemgetter(3), rows), repeat(0))
-        lists = _Lists(held)
-        _append_all(lists, chain.from_iterable(kepts), chain.from_iterable(map(repeat, items, map(len, kepts))))
-        return held
-    for (t, p, _, size), kept in zip(rows, kepts, strict=True):
-        rank = 0 if len(needy) >= len(kept) else None
-        for b in kept:
-            mine = held.get(b)
-            if mine is not None:
-                mine.append((t, p, size, shed_rank(ctx, b, kept, needy) if rank is None else rank))
-    return held
-
-
 def topic_totals(replicas: Iterable[tuple[str, int]]) -> dict[str, int]:
-    """Replicas per topic after planning, from (topic, replicas of one partition) pairs (a per-topic sum;
-    a run of pairs of one topic summed in C)."""
-    totals: dict[str, int] = {}
-    for topic, run in groupby(replicas, key=itemgetter(0)):
-        totals[topic] = totals.get(topic, 0) + sum(map(itemgetter(1), run))
-    return totals
+    """Replicas per topic after planning, from (topic, replicas of one partition) pairs (a per-topic sum)."""
+    totals: Counter[str] = Counter()
+    for topic, count in replicas:
+        totals[topic] += count
+    return dict(totals)
 
 
 def within_tolerance(ctx: BalanceContext, counts: Mapping[int, int], total: int) -> bool:
@@ -1012,10 +958,9 @@ def _leaders(
         over = {b for b, n in led.items() if n > targets[b]}
         below = {b for b, n in targets.items() if led.get(b, 0) < n}  # leader_rank, inline: -(replicas in it)
         held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
-        keys = list(compress(leaders, map(over.__contains__, leaders.values())))
-        ranks = map(neg, map(sum, map(map, repeat(below.__contains__), map(filled.__getitem__, keys))))
-        items = zip(map(itemgetter(0), keys), map(itemgetter(1), keys), repeat(0), ranks)
-        _append_all(held, map(leaders.__getitem__, keys), items)
+        for key, b in leaders.items():
+            if b in over:
+                held[b].append((key[0], key[1], 0, -sum(map(below.__contains__, filled[key]))))
         for b in sorted(over):
             for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
                 leaders[(t, p)] = None
@@ -1031,12 +976,10 @@ def _leaders(
     leaders.update(assigned)
     if not within_tolerance(ctx, led, len(filled)):
         leaders.update(leader_chains(ctx, leaders, filled))  # type: ignore[arg-type]
-    keys = sorted(filled)
-    values = list(map(filled.__getitem__, keys))
-    plan = dict(zip(keys, map(list, values), strict=True))  # most partitions keep their first replica as leader
-    for key in compress(keys, map(ne, map(itemgetter(0), values), map(leaders.__getitem__, keys))):
-        plan[key] = order_replicas(filled[key], leaders[key])  # type: ignore[arg-type]
-    return plan
+    return {
+        key: list(replicas) if replicas[0] == leaders[key] else order_replicas(replicas, leaders[key])  # type: ignore[arg-type]
+        for key, replicas in sorted(filled.items())
+    }
 
 
 def leader_chains(
