@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from itertools import chain
 from operator import attrgetter
 from typing import TypeVar
 
@@ -296,6 +297,9 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
             for length in lengths - any_dirs.keys():
                 any_dirs[length] = ",".join(['"' + ANY_LOG_DIR + '"'] * length)  # no "%" to escape
             forms = {n: head + ",".join(["%d"] * n) + '],"log_dirs":[' + any_dirs[n] + "]}" for n in lengths}
+            if len(lengths) == 1:  # one replica count: the whole topic in one formatting, its values a flat tuple
+                texts.append(_format_run(forms, partitions, replicas, ()))
+                continue
             entries = [forms[len(on)] % (p, *on) for p, on in zip(partitions, replicas, strict=True)]
         else:
             for one in set(map(tuple, dirs)) - dirs_text.keys():
@@ -303,6 +307,9 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
                     quoted[log_dir] = quote_json_string(log_dir)  # type: ignore[arg-type]
                 dirs_text[one] = ",".join([quoted[log_dir] for log_dir in one])
             forms = {n: head + ",".join(["%d"] * n) + '],"log_dirs":[%s]}' for n in lengths}
+            if len(lengths) == 1:
+                texts.append(_format_run(forms, partitions, replicas, (map(dirs_text.__getitem__, map(tuple, dirs)),)))
+                continue
             entries = [
                 forms[len(on)] % (p, *on, dirs_text[tuple(where)])
                 for p, on, where in zip(partitions, replicas, dirs, strict=True)
@@ -310,6 +317,17 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
         if entries:
             texts.append(",".join(entries))  # a topic at a time: the entries of one topic live at once
     return '{"version":1,"partitions":[' + ",".join(texts) + "]}"
+
+
+def _format_run(
+    forms: Mapping[int, str], partitions: Sequence[int], replicas: Sequence[Sequence[int]], extra: tuple
+) -> str:
+    """The entries of a topic whose partitions all have the same replica count (``forms``: its one
+    template), comma-separated: the template repeated once per partition, formatted once with the values of
+    every partition (partition, replicas, then the columns of ``extra``) flattened in C."""
+    (form,) = forms.values()
+    values = tuple(chain.from_iterable(zip(partitions, *zip(*replicas, strict=True), *extra, strict=True)))
+    return ",".join([form] * len(partitions)) % values
 
 
 def _topic_partition_sort_key(topic_partitions: Iterable[TopicPartition]) -> Callable[[TopicPartition], tuple]:

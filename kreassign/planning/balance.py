@@ -960,7 +960,10 @@ def _leaders(
         held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
         for key, b in leaders.items():
             if b in over:
-                held[b].append((key[0], key[1], 0, -sum(map(below.__contains__, filled[key]))))
+                replicas = filled[key]  # most have no replica below target: isdisjoint says so in one call
+                held[b].append(
+                    (key[0], key[1], 0, 0 if below.isdisjoint(replicas) else -sum(map(below.__contains__, replicas)))
+                )
         for b in sorted(over):
             for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
                 leaders[(t, p)] = None
