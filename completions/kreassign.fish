@@ -32,7 +32,7 @@ complete -c kreassign -l order -x -a 'plan small-first large-first' -d 'Batched 
 complete -c kreassign -l adaptive -d 'Batched --execute; adapt the per-broker limit within [1, --max-broker-movements] to the cluster\'s health (AIMD: halve on min-ISR, new URPs, offline brokers or stalled copies).'
 complete -c kreassign -l dry-run -d 'With --execute, print the step plan of the batched reassignment and change nothing.'
 complete -c kreassign -l journal-file -r -F -d 'Where a batched --execute keeps its journal (rollback, target, progress) for resume and --cancel.'
-complete -c kreassign -l poll-interval-ms -x -d 'The longest wait between two reads of the cluster state by a batched --execute (the wait is a quarter of the time since a step last started or finished, 100 ms at least, MS at most).'
+complete -c kreassign -l poll-interval-ms -x -d 'The longest wait between two reads of the cluster state by a batched --execute (the wait is a quarter of the time since a step last started or finished, or less when the next step is expected to end sooner, 100 ms at least, MS at most).'
 complete -c kreassign -l stall-timeout-ms -x -d 'A batched --execute stops (throttles restored, journal kept for a resume) when a broker its steps need stays offline, or the cluster keeps failing, for this long.'
 complete -c kreassign -l output -x -a 'text json' -d 'Text (the Apache output, default) or json.'
 complete -c kreassign -l fail-if-incomplete -d '--verify and --progress exit 2 while moves are still in progress and 3 when a partition is neither moving nor at its target (default: exit 0, as the Apache tool).'

@@ -271,7 +271,8 @@ _SPECS = (
         int,
         1000,
         help="kreassign: the longest wait between two reads of the cluster state by a batched --execute (the wait "
-        "is a quarter of the time since a step last started or finished, 100 ms at least, MS at most).",
+        "is a quarter of the time since a step last started or finished, or less when the next step is expected to "
+        "end sooner, 100 ms at least, MS at most).",
         metavar="MS",
         apache=False,
         panel=EXTENSIONS_PANEL,

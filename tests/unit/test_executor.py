@@ -21,7 +21,8 @@ from kreassign.errors import (
     TransientClusterError,
     UnknownTopicOrPartitionError,
 )
-from kreassign.execution.executor import QUICK_POLL, SIZES_TIMEOUT_S, Interrupted, Progress, StalledError
+from kreassign.execution import executor as executor_module
+from kreassign.execution.executor import DUE_SAMPLES, QUICK_POLL, SIZES_TIMEOUT_S, Interrupted, Progress, StalledError
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
@@ -951,3 +952,34 @@ def test_a_finished_leader_step_is_elected_even_when_the_metadata_isr_lags(tmp_p
     outcome, _ = run(sim, {tp(0): (2, 0)}, tmp_path, limits)
     assert outcome.status == "completed"
     assert len(lagging_at_elections) == 1 and lagging_at_elections[0] > 0  # elected while the metadata lagged
+
+
+@pytest.mark.parametrize("due", [True, False])
+def test_steps_that_end_together_are_seen_at_the_time_their_predecessors_took(tmp_path, monkeypatch, due):
+    """Once DUE_SAMPLES steps have ended, the next poll comes when the steps in flight are expected to end (the
+    median time the last ones took) and every QUICK_POLL after: a step of 1 s is seen at most QUICK_POLL late,
+    where the quarter rule alone sees it up to 0.22 s late."""
+    if not due:
+        monkeypatch.setattr(executor_module, "DUE_SAMPLES", 10**9)
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    steps = 24
+    sim.add_topic("t", [(0, 1)] * steps, size=10 * MB)  # 1 s at 10 MB/s, two at a time into brokers 2 and 3
+    seen: list[float] = []
+    finish = sim.alter_reassignments
+
+    def alter(targets, *args):
+        seen.append(sim.clock())
+        return finish(targets, *args)
+
+    sim.alter_reassignments = alter
+    targets = {tp(p): (0, 2 + p % 2) for p in range(steps)}
+    outcome, _ = run(sim, targets, tmp_path, limits, poll_interval=1.0)
+    assert outcome.status == "completed"
+    windows = [b - a for a, b in itertools.pairwise(seen)]
+    assert len(windows) == steps // 2 - 1
+    late = [w - 1.0 for w in windows]
+    if due:
+        assert max(late[DUE_SAMPLES // 2 :]) <= QUICK_POLL + 1e-9
+    else:
+        assert max(late) > 0.2
