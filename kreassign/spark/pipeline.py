@@ -350,7 +350,7 @@ def _minimum(
     their bytes and the target total. ``with_bytes`` and a broker above its target: one more job for the
     bytes of the smallest replicas each such broker keeps beyond it."""
     chosen = list(brokers)
-    stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
+    stay = F.filter(F.array_distinct("current"), lambda b: _member(chosen, b))
     rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
     rows = parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
     counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
@@ -556,7 +556,7 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
             yield pdf[["topic", "partition", "size", "current", "kept", "vacancies"]]
 
     rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
-    groups = F.transform("current", lambda b: F.try_element_at(_group_of(ctx), b))  # null: not chosen
+    groups = F.transform("current", lambda b: _group_of(ctx, b))  # null: not chosen
     intact = (
         (F.size("current") == rf) & (F.size(F.array_distinct(groups)) == rf) & F.forall(groups, lambda g: g.isNotNull())
     )
@@ -572,9 +572,33 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
     return kept.unionByName(marked.where(~F.col("intact")).drop("intact").mapInPandas(normalize, _STATE))
 
 
-def _group_of(ctx: BalanceContext) -> Any:
-    """A map column: chosen broker -> its group (rack, or a group of its own): :meth:`BalanceContext.group`."""
-    return F.create_map(*[F.lit(x) for b in ctx.brokers for x in (b, ctx.group(b))])
+DENSE_BROKER_RANGE = 1 << 16
+"""Largest span of broker ids (highest - lowest + 1) looked up in an array indexed by id: a map column is
+searched key by key (a thousand brokers: about twice the time of the array on 3,000,000 lookups), and an
+``isin`` in a lambda is a set of boxed numbers."""
+
+
+def _lookup(values: Mapping[int, Any], kind: str, b: Any) -> Any:
+    """``values[b]`` for the broker column ``b``, null for a broker not in ``values`` (``kind``: the SQL type
+    of the values): one array index when the ids span at most :data:`DENSE_BROKER_RANGE`, else a map."""
+    if not values:
+        return F.lit(None).cast(kind)
+    low, high = min(values), max(values)
+    if high - low < DENSE_BROKER_RANGE:
+        table = F.array(*[F.lit(values.get(i)).cast(kind) for i in range(low, high + 1)])
+        return F.when((b >= low) & (b <= high), F.get(table, (b - low).cast("int")))
+    return F.try_element_at(F.create_map(*[F.lit(x) for pair in values.items() for x in pair]), b)
+
+
+def _member(brokers: Iterable[int], b: Any) -> Any:
+    """Whether the broker column ``b`` is one of ``brokers`` (false for null)."""
+    return F.coalesce(_lookup(dict.fromkeys(brokers, True), "boolean", b), F.lit(False))
+
+
+def _group_of(ctx: BalanceContext, b: Any) -> Any:
+    """The group (rack, or a group of its own) of the broker column ``b``, null when it is not chosen:
+    :meth:`BalanceContext.group`."""
+    return _lookup({x: ctx.group(x) for x in ctx.brokers}, "string", b)
 
 
 def _shed(
@@ -609,7 +633,7 @@ def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
     as a column ``rank``: 0 when the partition has no more replicas than racks hold a needy broker, or when
     one of those racks holds none of its other replicas; else 1."""
     groups = [g for g, n in needy if n]
-    others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: F.element_at(_group_of(ctx), b))
+    others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: _group_of(ctx, b))
     free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<string>"), others)
     rank = F.when((F.size("kept") <= len(needy)) | (F.size(free) > 0), 0).otherwise(1)
     return rank.cast("long").alias("rank")
@@ -859,7 +883,7 @@ def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mappi
 def _leader_rank(brokers: Iterable[int], led: Mapping[int, int], targets: Mapping[int, int]) -> Any:
     """:func:`kreassign.planning.balance.leader_rank` of each partition's ``kept``, as a column ``rank``."""
     below = [b for b in brokers if led.get(b, 0) < targets.get(b, 0)]
-    return (-F.size(F.filter("kept", lambda b: b.isin(below)))).cast("long").alias("rank")
+    return (-F.size(F.filter("kept", lambda b: _member(below, b)))).cast("long").alias("rank")
 
 
 # ---------------------------------------------------------------------------------------------- from a file
@@ -1036,13 +1060,12 @@ class SnapshotPlanner:
         chosen brokers hold each count of it."""
         assert self.joined is not None
         count = len(brokers)
-        chosen = F.broadcast(self.spark.createDataFrame([(b,) for b in brokers], "b long"))
 
         entries = F.concat(*_replicas_and_leaders())
         counts = (
             self.joined.select("topic", F.explode(entries).alias("e"))
             .select("topic", "e.k", "e.b")
-            .join(chosen, "b")
+            .where(_member(brokers, F.col("b")))
             .groupBy("topic", "k", "b")
             .count()
         )
