@@ -385,7 +385,7 @@ def _minimum(
         flat = rows.select(F.explode(counted).alias("b"), "size")
         # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers
         sizes = (
-            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.array_sort(F.collect_list("size")).alias("s"))
+            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.sort_array(F.collect_list("size")).alias("s"))
         )
         smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
         moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
@@ -821,7 +821,7 @@ def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]
     names: list[str] = []
     topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
     without = F.coalesce(F.col("leader"), F.lit(_NO_LEADER))
-    entries = F.array_sort(F.collect_list(F.struct("partition", without.alias("leader"), "kept")))
+    entries = F.sort_array(F.collect_list(F.struct("partition", without.alias("leader"), "kept")))
     per_topic = rows.groupBy("topic").agg(entries.alias("e"))
     lists = per_topic.select(
         "topic",
@@ -1151,7 +1151,7 @@ class SnapshotPlanner:
             entry(F.col("replicas"), F.array_repeat(F.lit(_ANY), F.size("replicas"))).alias("then"),
         )
         texts = rows.groupBy("topic", "rank").agg(
-            F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
+            F.sort_array(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
         )
         slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
         # kept: the range partitioning samples it first (one job), then shuffles it; neither builds it again
