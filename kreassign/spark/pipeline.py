@@ -590,27 +590,35 @@ searched key by key (a thousand brokers: about twice the time of the array on 3,
 ``isin`` in a lambda is a set of boxed numbers."""
 
 
-def _lookup(values: Mapping[int, Any], kind: str, b: Any) -> Any:
-    """``values[b]`` for the broker column ``b``, null for a broker not in ``values`` (``kind``: the SQL type
-    of the values): one array index when the ids span at most :data:`DENSE_BROKER_RANGE`, else a map."""
+def _lookup(values: Mapping[int, int], b: Any) -> Any:
+    """``values[b]`` (an int) for the broker column ``b``, null for a broker not in ``values``: one array
+    index when the ids span at most :data:`DENSE_BROKER_RANGE`, else a map. The table is one SQL literal
+    (one call to the JVM, where a column per value took two each: seconds of the driver's time per run)."""
     if not values:
-        return F.lit(None).cast(kind)
+        return F.lit(None).cast("int")
     low, high = min(values), max(values)
     if high - low < DENSE_BROKER_RANGE:
-        table = F.array(*[F.lit(values.get(i)).cast(kind) for i in range(low, high + 1)])
-        return F.when((b >= low) & (b <= high), F.get(table, (b - low).cast("int")))
-    return F.try_element_at(F.create_map(*[F.lit(x) for pair in values.items() for x in pair]), b)
+        table = ",".join("null" if (v := values.get(i)) is None else str(int(v)) for i in range(low, high + 1))
+        return F.when((b >= low) & (b <= high), F.get(F.expr(f"array({table})"), (b - low).cast("int")))
+    pairs = ",".join(f"{int(k)}L,{int(v)}" for k, v in values.items())
+    return F.try_element_at(F.expr(f"map({pairs})"), b)
 
 
 def _member(brokers: Iterable[int], b: Any) -> Any:
     """Whether the broker column ``b`` is one of ``brokers`` (false for null)."""
-    return F.coalesce(_lookup(dict.fromkeys(brokers, True), "boolean", b), F.lit(False))
+    return F.coalesce(_lookup(dict.fromkeys(brokers, 1), b) == 1, F.lit(False))
+
+
+def _group_codes(ctx: BalanceContext) -> dict[str, int]:
+    """A number per group of chosen brokers (groups are only compared for equality)."""
+    return {g: i for i, g in enumerate(sorted({ctx.group(x) for x in ctx.brokers}))}
 
 
 def _group_of(ctx: BalanceContext, b: Any) -> Any:
-    """The group (rack, or a group of its own) of the broker column ``b``, null when it is not chosen:
-    :meth:`BalanceContext.group`."""
-    return _lookup({x: ctx.group(x) for x in ctx.brokers}, "string", b)
+    """The number (:func:`_group_codes`) of the group (rack, or a group of its own) of the broker column
+    ``b``, null when it is not chosen: :meth:`BalanceContext.group`."""
+    codes = _group_codes(ctx)
+    return _lookup({x: codes[ctx.group(x)] for x in ctx.brokers}, b)
 
 
 def _shed(
@@ -644,9 +652,10 @@ def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
     """:func:`kreassign.planning.balance.shed_rank` of the replica on ``broker`` of each partition's ``kept``,
     as a column ``rank``: 0 when the partition has no more replicas than racks hold a needy broker, or when
     one of those racks holds none of its other replicas; else 1."""
-    groups = [g for g, n in needy if n]
+    codes = _group_codes(ctx)
+    groups = [codes[g] for g, n in needy if n]
     others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: _group_of(ctx, b))
-    free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<string>"), others)
+    free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<int>"), others)
     rank = F.when((F.size("kept") <= len(needy)) | (F.size(free) > 0), 0).otherwise(1)
     return rank.cast("long").alias("rank")
 
