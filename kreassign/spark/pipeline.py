@@ -114,17 +114,6 @@ def local_jvm_heap() -> str:
     return f"{max(LOCAL_JVM_HEAP_MIN, total // 4) >> 20}m"
 
 
-LOCAL_JVM_OPTIONS = (
-    "-XX:+IgnoreUnrecognizedVMOptions -XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
-    "-XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000"
-)
-"""``spark.driver.extraJavaOptions`` of an embedded session: HotSpot's optimizing compiler (C2) waits for
-ten times the calls and loops it does by default. Each query's generated code is new to the JIT, and at
-1,000,000 partitions with ``local[2]`` C2 took 41 s of CPU out of 137 s of the JVM's (2 cores); with these
-thresholds 24 s, the tasks' own CPU time unchanged (66 s against 67 s). A JVM without these options
-ignores them; ``--spark-conf spark.driver.extraJavaOptions=...`` replaces them."""
-
-
 def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
     local = url.startswith("local")
     settings = {
@@ -139,7 +128,6 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
     }
     if local:
         settings["spark.driver.memory"] = local_jvm_heap()
-        settings["spark.driver.extraJavaOptions"] = LOCAL_JVM_OPTIONS
     settings.update(conf)
     return settings
 
