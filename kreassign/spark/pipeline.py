@@ -350,7 +350,7 @@ def _minimum(
     their bytes and the target total. ``with_bytes`` and a broker above its target: one more job for the
     bytes of the smallest replicas each such broker keeps beyond it."""
     chosen = list(brokers)
-    stay = F.filter(F.array_distinct("current"), lambda b: b.isin(chosen))
+    stay = F.filter(F.array_distinct("current"), lambda b: _member(chosen, b))
     rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
     rows = parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
     counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
@@ -385,7 +385,7 @@ def _minimum(
         flat = rows.select(F.explode(counted).alias("b"), "size")
         # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers
         sizes = (
-            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.array_sort(F.collect_list("size")).alias("s"))
+            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.sort_array(F.collect_list("size")).alias("s"))
         )
         smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
         moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
@@ -556,7 +556,7 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
             yield pdf[["topic", "partition", "size", "current", "kept", "vacancies"]]
 
     rf = F.lit(ctx.replication_factor) if ctx.replication_factor is not None else F.size("current")
-    groups = F.transform("current", lambda b: F.try_element_at(_group_of(ctx), b))  # null: not chosen
+    groups = F.transform("current", lambda b: _group_of(ctx, b))  # null: not chosen
     intact = (
         (F.size("current") == rf) & (F.size(F.array_distinct(groups)) == rf) & F.forall(groups, lambda g: g.isNotNull())
     )
@@ -572,9 +572,41 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
     return kept.unionByName(marked.where(~F.col("intact")).drop("intact").mapInPandas(normalize, _STATE))
 
 
-def _group_of(ctx: BalanceContext) -> Any:
-    """A map column: chosen broker -> its group (rack, or a group of its own): :meth:`BalanceContext.group`."""
-    return F.create_map(*[F.lit(x) for b in ctx.brokers for x in (b, ctx.group(b))])
+DENSE_BROKER_RANGE = 1 << 16
+"""Largest span of broker ids (highest - lowest + 1) looked up in an array indexed by id: a map column is
+searched key by key (a thousand brokers: about twice the time of the array on 3,000,000 lookups), and an
+``isin`` in a lambda is a set of boxed numbers."""
+
+
+def _lookup(values: Mapping[int, int], b: Any) -> Any:
+    """``values[b]`` (an int) for the broker column ``b``, null for a broker not in ``values``: one array
+    index when the ids span at most :data:`DENSE_BROKER_RANGE`, else a map. The table is one SQL literal
+    (one call to the JVM, where a column per value took two each: seconds of the driver's time per run)."""
+    if not values:
+        return F.lit(None).cast("int")
+    low, high = min(values), max(values)
+    if high - low < DENSE_BROKER_RANGE:
+        table = ",".join("null" if (v := values.get(i)) is None else str(int(v)) for i in range(low, high + 1))
+        return F.when((b >= low) & (b <= high), F.get(F.expr(f"array({table})"), (b - low).cast("int")))
+    pairs = ",".join(f"{int(k)}L,{int(v)}" for k, v in values.items())
+    return F.try_element_at(F.expr(f"map({pairs})"), b)
+
+
+def _member(brokers: Iterable[int], b: Any) -> Any:
+    """Whether the broker column ``b`` is one of ``brokers`` (false for null)."""
+    return F.coalesce(_lookup(dict.fromkeys(brokers, 1), b) == 1, F.lit(False))
+
+
+def _group_codes(ctx: BalanceContext) -> dict[str, int]:
+    """A number per group of chosen brokers (groups are only compared for equality)."""
+    return {g: i for i, g in enumerate(sorted({ctx.group(x) for x in ctx.brokers}))}
+
+
+def _group_of(ctx: BalanceContext, b: Any) -> Any:
+    """The number (:func:`_group_codes`) of the group (rack, or a group of its own) of the broker column
+    ``b``, null when it is not chosen: :meth:`BalanceContext.group`."""
+    codes = _group_codes(ctx)
+    return _lookup({x: codes[ctx.group(x)] for x in ctx.brokers}, b)
 
 
 def _shed(
@@ -608,9 +640,10 @@ def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
     """:func:`kreassign.planning.balance.shed_rank` of the replica on ``broker`` of each partition's ``kept``,
     as a column ``rank``: 0 when the partition has no more replicas than racks hold a needy broker, or when
     one of those racks holds none of its other replicas; else 1."""
-    groups = [g for g, n in needy if n]
-    others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: F.element_at(_group_of(ctx), b))
-    free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<string>"), others)
+    codes = _group_codes(ctx)
+    groups = [codes[g] for g, n in needy if n]
+    others = F.transform(F.filter("kept", lambda b: b != F.col("broker")), lambda b: _group_of(ctx, b))
+    free = F.array_except(F.array(*[F.lit(g) for g in groups]).cast("array<int>"), others)
     rank = F.when((F.size("kept") <= len(needy)) | (F.size(free) > 0), 0).otherwise(1)
     return rank.cast("long").alias("rank")
 
@@ -797,7 +830,7 @@ def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]
     names: list[str] = []
     topic_of, partition_of, leader, flat, start = array("l"), array("q"), array("q"), array("q"), array("q", [0])
     without = F.coalesce(F.col("leader"), F.lit(_NO_LEADER))
-    entries = F.array_sort(F.collect_list(F.struct("partition", without.alias("leader"), "kept")))
+    entries = F.sort_array(F.collect_list(F.struct("partition", without.alias("leader"), "kept")))
     per_topic = rows.groupBy("topic").agg(entries.alias("e"))
     lists = per_topic.select(
         "topic",
@@ -859,7 +892,7 @@ def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mappi
 def _leader_rank(brokers: Iterable[int], led: Mapping[int, int], targets: Mapping[int, int]) -> Any:
     """:func:`kreassign.planning.balance.leader_rank` of each partition's ``kept``, as a column ``rank``."""
     below = [b for b in brokers if led.get(b, 0) < targets.get(b, 0)]
-    return (-F.size(F.filter("kept", lambda b: b.isin(below)))).cast("long").alias("rank")
+    return (-F.size(F.filter("kept", lambda b: _member(below, b)))).cast("long").alias("rank")
 
 
 # ---------------------------------------------------------------------------------------------- from a file
@@ -1036,13 +1069,12 @@ class SnapshotPlanner:
         chosen brokers hold each count of it."""
         assert self.joined is not None
         count = len(brokers)
-        chosen = F.broadcast(self.spark.createDataFrame([(b,) for b in brokers], "b long"))
 
         entries = F.concat(*_replicas_and_leaders())
         counts = (
             self.joined.select("topic", F.explode(entries).alias("e"))
             .select("topic", "e.k", "e.b")
-            .join(chosen, "b")
+            .where(_member(brokers, F.col("b")))
             .groupBy("topic", "k", "b")
             .count()
         )
@@ -1128,7 +1160,7 @@ class SnapshotPlanner:
             entry(F.col("replicas"), F.array_repeat(F.lit(_ANY), F.size("replicas"))).alias("then"),
         )
         texts = rows.groupBy("topic", "rank").agg(
-            F.array_sort(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
+            F.sort_array(F.collect_list(F.struct("partition", "now", "then"))).alias("e")
         )
         slices = max(1, sum(self.per_topic.values()) // _ROWS_PER_STREAMED_PART)
         # kept: the range partitioning samples it first (one job), then shuffles it; neither builds it again

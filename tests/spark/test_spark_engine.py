@@ -140,6 +140,33 @@ def test_grouped_gives_each_group_whole_to_one_call(batch):
     ]
 
 
+@pytest.mark.parametrize("dense", [True, False], ids=["array", "map"])
+def test_broker_lookups_give_groups_and_members(monkeypatch, dense):
+    """The broker lookups of the pipeline's columns: an array indexed by id, or a map when the ids span
+    more than DENSE_BROKER_RANGE; a broker not chosen (or null) has no group and is no member."""
+    from pyspark.sql import functions as F
+
+    from kreassign.spark import pipeline
+
+    if not dense:
+        monkeypatch.setattr(pipeline, "DENSE_BROKER_RANGE", 2)
+    ctx = make_context([(3, "b"), (5, "a"), (7, "b"), (9, None)], None)
+    codes = pipeline._group_codes(ctx)
+    probes = [1, 3, 4, 5, 7, 9, 10, None]
+    with pipeline.spark_session("local[1]", {}) as session:
+        frame = session.createDataFrame([(b,) for b in probes], "b long")
+        b = F.col("b")
+        rows = frame.select(
+            "b", pipeline._group_of(ctx, b).alias("g"), pipeline._member([3, 9], b).alias("m")
+        ).collect()
+    got = {r.b: (r.g, r.m) for r in rows}
+    assert got == {
+        b: (codes[ctx.group(b)] if ctx.chosen(b) else None, b in (3, 9)) if b is not None else (None, False)
+        for b in probes
+    }
+    assert codes[ctx.group(3)] == codes[ctx.group(7)] != codes[ctx.group(5)]
+
+
 def test_an_embedded_session_gets_a_quarter_of_the_memory_and_conf_overrides_it(monkeypatch):
     from kreassign.spark import pipeline
 
