@@ -572,10 +572,11 @@ def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
     return kept.unionByName(marked.where(~F.col("intact")).drop("intact").mapInPandas(normalize, _STATE))
 
 
-DENSE_BROKER_RANGE = 1 << 16
+DENSE_BROKER_RANGE = 1 << 14
 """Largest span of broker ids (highest - lowest + 1) looked up in an array indexed by id: a map column is
 searched key by key (a thousand brokers: about twice the time of the array on 3,000,000 lookups), and an
-``isin`` in a lambda is a set of boxed numbers."""
+``isin`` in a lambda is a set of boxed numbers. Bounded so that the array's SQL literal stays small (ids
+spread wider, say 1 and 50,000, use the map)."""
 
 
 def _lookup(values: Mapping[int, int], b: Any) -> Any:
