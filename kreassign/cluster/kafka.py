@@ -5,7 +5,9 @@ leaders and lists offsets. librdkafka has no AlterPartitionReassignments, ListPa
 DescribeLogDirs or AlterReplicaLogDirs, so those four go through kafka-python, whose client is made
 only when one of them is first needed. With ``--bootstrap-controller`` (KRaft controllers, which
 librdkafka cannot talk to) kafka-python also carries DescribeCluster and the config calls, exactly the
-calls Java's admin client supports against controllers; the others fail like Java's do.
+calls Java's admin client supports against controllers; the others fail like Java's do. The batched
+executor's reads of topic metadata in each poll (``read_topics``) are kafka-python Metadata requests too:
+librdkafka's describeTopics took 3 to 8 times as long for a topic of 2,000 partitions.
 
 Both clients are imported inside methods, so importing this module stays cheap.
 
