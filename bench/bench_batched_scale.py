@@ -197,11 +197,19 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=2000)
     parser.add_argument("--max-partition-movements", type=int, default=200)
     parser.add_argument("--plans", default="follower,leader")
+    parser.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a broker setting of the cluster (repeatable), e.g. replica.fetch.wait.max.ms=100",
+    )
     args = parser.parse_args()
+    broker_config = dict(setting.split("=", 1) for setting in args.broker_config)
     rows = []
     with (
         tempfile.TemporaryDirectory() as tmpdir,
-        LocalKafkaCluster(Path(tmpdir) / "cluster", brokers=3, heap="1g") as cluster,
+        LocalKafkaCluster(Path(tmpdir) / "cluster", brokers=3, heap="1g", broker_config=broker_config) as cluster,
     ):
         tmp = Path(tmpdir)
         bootstrap = cluster.bootstrap_servers

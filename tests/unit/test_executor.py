@@ -22,7 +22,15 @@ from kreassign.errors import (
     UnknownTopicOrPartitionError,
 )
 from kreassign.execution import executor as executor_module
-from kreassign.execution.executor import DUE_SAMPLES, QUICK_POLL, SIZES_TIMEOUT_S, Interrupted, Progress, StalledError
+from kreassign.execution.executor import (
+    DUE_SAMPLES,
+    LAG_REREADS,
+    QUICK_POLL,
+    SIZES_TIMEOUT_S,
+    Interrupted,
+    Progress,
+    StalledError,
+)
 from kreassign.execution.journal import Journal
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
@@ -667,7 +675,47 @@ def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_ste
     outcome, _ = run(sim, {tp(0): (2, 3)}, tmp_path, limits)
     assert outcome.status == "completed"
     assert [t for _, t in sim.submitted] == [(2, 0), (2, 3)]
-    assert waits.count(QUICK_POLL) >= 60  # the finished step's lagging metadata is looked at again quickly
+    # the finished step's lagging metadata is looked at again quickly: at once in the poll, then a poll later
+    assert waits.count(QUICK_POLL) >= 60 // (1 + LAG_REREADS)
+
+
+@pytest.mark.parametrize("rereads", [0, LAG_REREADS])
+def test_a_window_whose_metadata_lags_a_moment_starts_its_successors_in_one_submission(tmp_path, monkeypatch, rereads):
+    """Seen on the real cluster (2,000 one-step partitions, P=200): the controller ends a window's steps
+    together, the broker asked shows some of them under way a moment longer; their slots started a poll
+    later, as a second submission, and the windows stayed split. Read again at once, they start together."""
+    monkeypatch.setattr(executor_module, "LAG_REREADS", rereads)
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 4, size=5 * MB)
+
+    class Lagging(Watched):
+        def describe_topics(self, topics):
+            described = super().describe_topics(topics)
+            for p in list(self.stale):  # partition 1's finished step shows under way for LAG_REREADS reads
+                info = described["t"][p]
+                described["t"][p] = type(info)(info.partition, self.stale[p][0], info.isr, info.leader)
+                self.stale[p][1] -= 1
+                if self.stale[p][1] == 0:
+                    del self.stale[p]
+            return described
+
+        def alter_reassignments(self, targets, allow_replication_factor_change=True):
+            self.alters.append(sorted(tp.partition for tp, target in targets.items() if target is not None))
+            return super().alter_reassignments(targets, allow_replication_factor_change)
+
+        def _complete(self, part):
+            union = tuple(dict.fromkeys([*part.target, *part.replicas]))
+            super()._complete(part)
+            if part is self.partitions[tp(1)]:
+                self.stale[1] = [union, LAG_REREADS]
+
+    sim.__class__ = Lagging
+    sim.stale, sim.alters = {}, []
+    outcome, _ = run(sim, {tp(p): (0, 2) for p in range(4)}, tmp_path, limits)
+    assert outcome.status == "completed"
+    assert sim.alters == ([[0, 1], [2, 3]] if rereads else [[0, 1], [2], [3]])
+    assert sorted(sim.submitted) == [(tp(p), (0, 2)) for p in range(4)]  # each step once
 
 
 def test_a_finished_step_whose_metadata_still_shows_its_source_is_waited_for_not_resubmitted(tmp_path):
