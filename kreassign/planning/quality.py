@@ -256,10 +256,12 @@ def measure_plan(
     same input, and ``current_load`` the replicas per broker of ``rows``, when the caller has them already;
     ``budget`` what ``--move-budget`` bought."""
     chosen = sorted(set(brokers))
-    # Column by column, so that most of the work runs in C: the rows sorted (by topic, then partition),
-    # their replicas before and after, their sizes.
-    rows = sorted(rows)
+    # Column by column, so that most of the work runs in C: the rows grouped by topic (sorted unless each
+    # topic's rows are together already, as the callers give them), their replicas before and after, sizes.
     names = list(map(itemgetter(0), rows))
+    if len(set(names)) != sum(1 for _ in groupby(names)):
+        rows = sorted(rows)
+        names = list(map(itemgetter(0), rows))
     befores = list(map(itemgetter(2), rows))
     afters = list(map(plan.__getitem__, zip(names, map(itemgetter(1), rows), strict=True)))
     sizes = list(map(itemgetter(3), rows))
