@@ -231,7 +231,6 @@ def shed_from_broker(
     smallest one (fewest bytes moved); then by topic and partition."""
     if count <= 0:
         return []
-    excess = aim * count if aim is not None else 0
     held = held if isinstance(held, list) else list(held)
     ranks: dict[int, list[tuple[int, str, int]]] = {}
     if len(set(map(itemgetter(3), held))) <= 1:  # the usual case: one rank
@@ -243,7 +242,24 @@ def shed_from_broker(
             if items is None:
                 items = ranks[rank] = []
             items.append((size, topic, partition))
-    held_per_topic: Counter[str] = Counter(map(itemgetter(0), held))
+    return shed_ranked(count, aim, ranks, Counter(map(itemgetter(0), held)), topic_totals, brokers)
+
+
+def shed_ranked(
+    count: int,
+    aim: int | None,
+    ranks: Mapping[int, list[tuple[int, str, int]]],
+    held_per_topic: Counter[str],
+    topic_totals: Mapping[str, int] | None = None,
+    brokers: int = 1,
+) -> list[tuple[str, int]]:
+    """:func:`shed_from_broker` from the broker's held replicas grouped by rank, each (size, topic, partition),
+    and how many replicas of each topic it holds over all ranks (both are used up). A caller may leave out
+    the ranks above the lowest ones that hold ``count`` replicas between them: picking never reaches
+    those."""
+    if count <= 0:
+        return []
+    excess = aim * count if aim is not None else 0
     totals = topic_totals or {}
 
     def level(topic: str) -> int:
@@ -761,18 +777,22 @@ def place_replicas(
             break
         needy = needy_groups(ctx, deficits)
         over = sorted(b for b, d in deficits.items() if d < 0)
-        held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
+        # what each broker above target holds, (size, topic, partition) by shed_rank (0 or 1), for shed_ranked
+        held: dict[int, tuple[list[tuple[int, str, int]], list[tuple[int, str, int]]]] = {b: ([], []) for b in over}
         for (t, p, _, size), (kept, _) in zip(rows, state.values(), strict=True):
             # shed_rank is 0 whenever more racks hold a needy broker than the partition has replicas
-            rank = 0 if len(needy) >= len(kept) else None
+            spare = len(needy) >= len(kept)
             for b in kept:
                 mine = held.get(b)
                 if mine is not None:
-                    mine.append((t, p, size, shed_rank(ctx, b, kept, needy) if rank is None else rank))
+                    mine[0 if spare else shed_rank(ctx, b, kept, needy)].append((size, t, p))
         shed_by_topic: dict[str, list[tuple[int, int]]] = {}
         for b in over:
-            aim = shed_aim(-deficits[b], sum(map(itemgetter(2), held[b])), total_bytes, len(ctx.brokers))
-            for t, p in shed_from_broker(-deficits[b], aim, held[b], totals, len(ctx.brokers)):
+            items = list(chain.from_iterable(held[b]))
+            aim = shed_aim(-deficits[b], sum(map(itemgetter(0), items)), total_bytes, len(ctx.brokers))
+            ranks = {rank: ranked for rank, ranked in enumerate(held[b]) if ranked}
+            per_topic = Counter(map(itemgetter(1), items))
+            for t, p in shed_ranked(-deficits[b], aim, ranks, per_topic, totals, len(ctx.brokers)):
                 shed_by_topic.setdefault(t, []).append((p, b))
         by_topic: dict[str, dict[int, tuple[tuple[int, ...], int]]] = {}  # the partitions fill_topic changes
         for t, p in chain(opened, ((t, p) for t, shed in shed_by_topic.items() for p, _ in shed)):
@@ -957,15 +977,25 @@ def _leaders(
             break
         over = {b for b, n in led.items() if n > targets[b]}
         below = {b for b, n in targets.items() if led.get(b, 0) < n}  # leader_rank, inline: -(replicas in it)
-        held: dict[int, list[tuple[str, int, int, int]]] = {b: [] for b in over}
+        # What each broker above target leads, for shed_ranked: the partitions of rank 0 (no replica on a
+        # broker below target; most of them, so kept as their keys, and made items only when the ranks below
+        # 0 hold too few) and, per rank below 0, (0, topic, partition).
+        plain: dict[int, list[tuple[str, int]]] = {b: [] for b in over}
+        ranked: dict[int, dict[int, list[tuple[int, str, int]]]] = {b: {} for b in over}
         for key, b in leaders.items():
             if b in over:
                 replicas = filled[key]  # most have no replica below target: isdisjoint says so in one call
-                held[b].append(
-                    (key[0], key[1], 0, 0 if below.isdisjoint(replicas) else -sum(map(below.__contains__, replicas)))
-                )
+                if below.isdisjoint(replicas):
+                    plain[b].append(key)
+                else:
+                    ranked[b].setdefault(-sum(map(below.__contains__, replicas)), []).append((0, *key))
         for b in sorted(over):
-            for t, p in shed_from_broker(led[b] - targets[b], None, held[b], partitions, len(ctx.brokers)):
+            count, ranks = led[b] - targets[b], ranked[b]
+            per_topic = Counter(map(itemgetter(0), plain[b]))
+            per_topic.update(map(itemgetter(1), chain.from_iterable(ranks.values())))
+            if plain[b] and sum(map(len, ranks.values())) < count:
+                ranks[0] = [(0, t, p) for t, p in plain[b]]
+            for t, p in shed_ranked(count, None, ranks, per_topic, partitions, len(ctx.brokers)):
                 leaders[(t, p)] = None
                 led[b] -= 1
                 topic_led[(t, b)] -= 1

@@ -103,12 +103,20 @@ def _spread(values: Sequence[float], misplaced: float, total: float) -> Spread:
 def count_misplaced(counts: Iterable[int], brokers: int) -> tuple[int, int]:
     """(least unit moves to bring ``counts`` (one per broker; brokers not listed hold 0) within floor..ceil
     of their mean, total)."""
-    values = list(counts)
-    total = sum(values)
+    return _misplaced(Counter(counts), brokers)
+
+
+def _misplaced(histogram: Mapping[int, int], brokers: int) -> tuple[int, int]:
+    """:func:`count_misplaced` from how many brokers hold each count (the listed ones): a topic's counts take
+    few values, so this reads a handful of entries where the counts are hundreds."""
+    total = sum(v * n for v, n in histogram.items())
     floor, extra = divmod(total, brokers)
     ceil = floor + (1 if extra else 0)
-    over = sum(v - ceil for v in values if v > ceil)
-    under = (sum(floor - v for v in values if v < floor) + floor * (brokers - len(values))) if floor else 0
+    over = sum((v - ceil) * n for v, n in histogram.items() if v > ceil)
+    listed = sum(histogram.values())
+    under = (
+        (sum((floor - v) * n for v, n in histogram.items() if v < floor) + floor * (brokers - listed)) if floor else 0
+    )
     return max(over, under), total
 
 
@@ -136,15 +144,16 @@ misplaced count and the total of :func:`count_misplaced`."""
 
 def topic_spread(held: Mapping[int, int], chosen: frozenset[int]) -> TopicSpread:
     """The :data:`TopicSpread` of a topic holding ``held`` (count per broker, any broker). Reads only the
-    brokers the topic is on (the others hold 0), so it costs the topic's replicas, not topics x brokers."""
+    brokers the topic is on (the others hold 0), a histogram of their counts, so it costs the topic's
+    replicas, not topics x brokers."""
     if chosen.issuperset(held):  # the usual case: every broker holding the topic is chosen
-        values = [v for v in held.values() if v] if 0 in held.values() else list(held.values())
+        histogram = Counter(held.values())
     else:
-        values = [v for b, v in held.items() if b in chosen and v]
-    count = len(chosen)
-    zeros = count - len(values)
-    misplaced, total = count_misplaced(values, count)
-    return (max(values) if values else 0) - (0 if zeros else min(values)), misplaced, total
+        histogram = Counter(v for b, v in held.items() if b in chosen)
+    histogram.pop(0, None)
+    zeros = len(chosen) - sum(histogram.values())
+    misplaced, total = _misplaced(histogram, len(chosen))
+    return (max(histogram) if histogram else 0) - (0 if zeros else min(histogram)), misplaced, total
 
 
 def topic_dimension(name: str, unit: str, before: Sequence[TopicSpread], after: Sequence[TopicSpread]) -> Dimension:
@@ -247,10 +256,12 @@ def measure_plan(
     same input, and ``current_load`` the replicas per broker of ``rows``, when the caller has them already;
     ``budget`` what ``--move-budget`` bought."""
     chosen = sorted(set(brokers))
-    # Column by column, so that most of the work runs in C: the rows sorted (by topic, then partition),
-    # their replicas before and after, their sizes.
-    rows = sorted(rows)
+    # Column by column, so that most of the work runs in C: the rows grouped by topic (sorted unless each
+    # topic's rows are together already, as the callers give them), their replicas before and after, sizes.
     names = list(map(itemgetter(0), rows))
+    if len(set(names)) != sum(1 for _ in groupby(names)):
+        rows = sorted(rows)
+        names = list(map(itemgetter(0), rows))
     befores = list(map(itemgetter(2), rows))
     afters = list(map(plan.__getitem__, zip(names, map(itemgetter(1), rows), strict=True)))
     sizes = list(map(itemgetter(3), rows))
