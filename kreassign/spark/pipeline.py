@@ -209,6 +209,16 @@ def _ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in values) if values is not None else ()
 
 
+def _table(spark: SparkSession, rows: Sequence[tuple], schema: str) -> DataFrame:
+    """A small table of the driver's ``rows`` (``schema``: a DDL string of plain columns), sent to the JVM as
+    one Arrow batch: from a list of tuples, Spark converts the rows in Python tasks (one more job, whose first
+    one waits for the Python workers to start: over a second per run)."""
+    if not rows:
+        return spark.createDataFrame([], schema)
+    names = [part.split()[0] for part in schema.split(",")]  # the types have no commas: array<long> at most
+    return spark.createDataFrame(pd.DataFrame.from_records(list(rows), columns=names), schema)
+
+
 class _Timings:
     """Wall time per stage on stderr when ``KREASSIGN_SPARK_TIMINGS`` is set (profiling)."""
 
@@ -228,12 +238,9 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
     if not fixes:
         return df
     is_array = isinstance(df.schema[column].dataType, T.ArrayType)
-    kind = _INTS if is_array else T.LongType()
     rows = [(t, p, [int(b) for b in v] if is_array else v) for (t, p), v in fixes.items()]
-    schema = T.StructType(
-        [T.StructField("topic", T.StringType()), T.StructField("partition", T.LongType()), T.StructField("fix", kind)]
-    )
-    return _patched(df, F.broadcast(spark.createDataFrame(rows, schema)), column)
+    schema = f"topic string, partition long, fix {'array<long>' if is_array else 'long'}"
+    return _patched(df, F.broadcast(_table(spark, rows, schema)), column)
 
 
 BROADCAST_ROWS = 1_000_000
@@ -381,7 +388,7 @@ def _minimum(
     surplus = excess_over_targets(kept, brokers, total)
     moved_bytes = forced_bytes
     if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
-        table = spark.createDataFrame(list(surplus.items()), "b long, n long")
+        table = _table(spark, list(surplus.items()), "b long, n long")
         flat = rows.select(F.explode(counted).alias("b"), "size")
         # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers
         sizes = (
@@ -414,7 +421,7 @@ def _plan(
     """:func:`kreassign.planning.balance.plan_balanced`, step for step (the plan collected to the driver:
     for tests and the driver-side stages that need every partition)."""
     cached: list[DataFrame] = []
-    wanted = spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string")
+    wanted = _table(spark, [(t,) for t in sorted(set(topics))], "topic string")
     raw = spark.read.schema(_SNAPSHOT_SCHEMA).json(path)
     parts = (
         raw.where(F.col("type") == "partition")
@@ -449,13 +456,14 @@ def _plan_frame(
     stats = _broker_stats(state)
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
-    placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
+    codes = _TopicCodes(spark, topic_partitions)
+    placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached, codes)
     moved = _replicas_added(placed)
     if minimum_moves is None and not repaired:
         minimum_moves = _minimum(spark, state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
     if repaired or moved > minimum_moves:  # type: ignore[operator]
         # then the placement by bytes alone may move fewer
-        plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
+        plain, _ = _place(state, ctx, None, stats, spark, tick, cached, codes)
         if _replicas_added(plain) < moved:
             placed = plain
     tick("movement")
@@ -470,6 +478,7 @@ def _place(
     spark: SparkSession,
     tick: _Timings,
     cached: list[DataFrame],
+    codes: _TopicCodes,
 ) -> tuple[DataFrame, bool]:
     """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed; and
     whether a round repaired left-over vacancies. ``stats``: :func:`_broker_stats` of ``state``;
@@ -491,7 +500,7 @@ def _place(
         aims = {
             b: balance.shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers
         }
-        shed = _keep(_shed(state, ctx, deficits, aims, topic_totals, spark), cached)
+        shed = _keep(_shed(state, ctx, deficits, aims, topic_totals, spark, codes), cached)
         topic_vacancies = _topic_vacancies(state, shed)
         tick("shed")
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
@@ -617,24 +626,48 @@ def _shed(
     aims: Mapping[int, int | None],
     topic_totals: Mapping[str, int] | None,
     spark: SparkSession,
+    codes: _TopicCodes,
 ) -> DataFrame:
     """Per over-target broker (one group each): the replicas it gives up. The rank of each is computed in
-    the JVM (:func:`_shed_rank`): Python gets four plain columns per replica held."""
-    over = spark.createDataFrame([(b,) for b, d in deficits.items() if d < 0], "broker long")
+    the JVM (:func:`_shed_rank`): Python gets four numbers per replica held (the topic as its code, see
+    :class:`_TopicCodes`: the names go back only with the replicas shed)."""
+    over = _table(spark, [(b,) for b, d in deficits.items() if d < 0], "broker long")
     held = (
         state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker"))
         .join(F.broadcast(over), "broker")
-        .select("broker", "topic", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
+        .join(codes.frame, "topic")
+        .select("broker", "code", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
     )
     brokers = len(ctx.brokers)
+    names = codes.names
+    totals = codes.coded(topic_totals) if topic_totals is not None else None
 
     def shed(group: dict[str, list]) -> dict[str, list]:
         broker = group["broker"][0]
-        candidates = list(zip(*(group[c] for c in ("topic", "partition", "size", "rank")), strict=True))
-        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, brokers)
-        return {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
+        candidates = list(zip(*(group[c] for c in ("code", "partition", "size", "rank")), strict=True))
+        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, totals, brokers)
+        return {
+            "topic": [names[t] for t, _ in chosen],
+            "partition": [p for _, p in chosen],
+            "broker": [broker] * len(chosen),
+        }
 
     return _grouped(held, "broker", shed, _SHED)
+
+
+class _TopicCodes:
+    """A number per topic, in the order of the names (so that the numbers sort as the names do): what the
+    shed stage sends to Python in place of the names of the ~3,000,000 replicas it looks at (a broadcast
+    join in the JVM). ``names``: the topics planned (bounded by topics, as every table on the driver)."""
+
+    def __init__(self, spark: SparkSession, topics: Iterable[str]) -> None:
+        self.names = sorted(set(topics))
+        self.codes = {t: i for i, t in enumerate(self.names)}
+        self.frame = F.broadcast(_table(spark, [(t, i) for i, t in enumerate(self.names)], "topic string, code long"))
+
+    def coded(self, values: Mapping[str, int]) -> dict[int, int]:
+        """``values`` by topic code (topics without a code left out)."""
+        return {self.codes[t]: v for t, v in values.items() if t in self.codes}
 
 
 def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
@@ -713,7 +746,7 @@ def _leader_counts(lead: DataFrame) -> tuple[Counter[int], int]:
 
 def _topics(spark: SparkSession, topics: Iterable[str]) -> DataFrame:
     """A small table of topic names, for a broadcast join."""
-    return F.broadcast(spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string"))
+    return F.broadcast(_table(spark, [(t,) for t in sorted(set(topics))], "topic string"))
 
 
 def _leaders(
@@ -766,7 +799,7 @@ def _leaders(
         targets = balance.counts_targets(ctx.brokers, led, partitions)
         if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
             break
-        over = spark.createDataFrame([(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
+        over = _table(spark, [(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
         shed = _leader_shed(led, targets, per_topic, brokers)
         held = lead.join(F.broadcast(over), "leader").select(
             "leader", "topic", "partition", _leader_rank(ctx.brokers, led, targets)
@@ -945,7 +978,7 @@ class SnapshotPlanner:
         self.names = sorted(set(topics))
         self.cached: list[DataFrame] = []
         self.tick = _Timings()
-        self.wanted = spark.createDataFrame([(t,) for t in self.names], "topic string")
+        self.wanted = _table(spark, [(t,) for t in self.names], "topic string")
         raw = spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(path)
         rows = (
             raw.where(F.col("type").isin("topic", "partition"))
@@ -1101,7 +1134,7 @@ class SnapshotPlanner:
         planned that sit in one of its log dirs ``dirs`` (what DescribeLogDirs reports of a snapshot)."""
         if not dirs:
             return {}
-        table = F.broadcast(self.spark.createDataFrame(list(dirs), "b long, d string"))
+        table = F.broadcast(_table(self.spark, list(dirs), "b long, d string"))
         raw = self.spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(self.path)
         others = (
             raw.where((F.col("type") == "partition") & (F.col("size_bytes") > 0))
@@ -1128,8 +1161,8 @@ class SnapshotPlanner:
         ``quoted``: the log dirs whose JSON form is not plain quotes around them; ``dead``: brokers
         outside the cluster (their replicas' log dirs print as any)."""
         assert self.joined is not None
-        table = self.spark.createDataFrame(
-            [(t, i, h) for i, (t, h) in enumerate(heads)], "topic string, rank long, head string"
+        table = _table(
+            self.spark, [(t, i, h) for i, (t, h) in enumerate(heads)], "topic string, rank long, head string"
         )
         special = F.create_map(*[F.lit(x) for pair in quoted.items() for x in pair]) if quoted else None
         gone = F.lit(list(dead)).cast(_INTS) if dead else None
