@@ -467,7 +467,7 @@ def _plan_frame(
         if _replicas_added(plain) < moved:
             placed = plain
     tick("movement")
-    return _leaders(placed, ctx, topic_partitions, spark, tick, cached), topic_partitions
+    return _leaders(placed, ctx, topic_partitions, spark, tick, cached, codes), topic_partitions
 
 
 def _place(
@@ -756,6 +756,7 @@ def _leaders(
     spark: SparkSession,
     tick: _Timings,
     cached: list[DataFrame],
+    codes: _TopicCodes,
 ) -> DataFrame:
     """The leader stage of :func:`kreassign.planning.balance.plan_balanced`: the topics with a quota
     (:func:`kreassign.planning.balance.leader_quotas`) one group each, then rounds for the other
@@ -800,9 +801,11 @@ def _leaders(
         if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
             break
         over = _table(spark, [(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
-        shed = _leader_shed(led, targets, per_topic, brokers)
-        held = lead.join(F.broadcast(over), "leader").select(
-            "leader", "topic", "partition", _leader_rank(ctx.brokers, led, targets)
+        shed = _leader_shed(led, targets, codes, codes.coded(per_topic), brokers)
+        held = (
+            lead.join(F.broadcast(over), "leader")
+            .join(codes.frame, "topic")
+            .select("leader", "code", "partition", _leader_rank(ctx.brokers, led, targets))
         )
         dropped = _grouped(held, "leader", shed, _DROP).withColumn("drop", F.lit(True))
         lead = _keep(
@@ -816,28 +819,17 @@ def _leaders(
             .drop("drop"),
             cached,
         )
-        orphans, gone = [], Counter()
-        # one job, all tasks at once (toLocalIterator ran one job per Spark partition): the driver keeps
-        # every orphan anyway, and they are the leaderships given up, not the partitions
-        for r in lead.where("leader is null").select("topic", "partition", "kept", "was").collect():
-            orphans.append((r.topic, int(r.partition), _ints(r.kept)))
-            if r.was is not None:
-                gone[int(r.was)] += 1
+        orphans, gone, topic_led = [], Counter(), Counter()
+        # one job, one row per topic with orphans: its orphans (the driver keeps them anyway: they are the
+        # leaderships given up, not the partitions), and the leaders of its other partitions that are among
+        # their replicas (the (topic, broker) pairs assign_leaders reads)
+        for r in _orphans(lead).collect():
+            for o in r.o:
+                orphans.append((r.topic, int(o.partition), _ints(o.kept)))
+                if o.was is not None:
+                    gone[int(o.was)] += 1
+            topic_led.update((r.topic, int(b)) for b in r.l)
         led = led - gone
-        # leaders per (topic, broker), of the pairs assign_leaders reads: an orphan's topic, one of its replicas
-        asked = lead.where("leader is null").select("topic", F.explode("kept").alias("leader")).distinct()
-        topic_led = (
-            {
-                (r.topic, int(r.leader)): int(r[2])
-                for r in lead.where("leader is not null")
-                .groupBy("topic", "leader")
-                .count()
-                .join(asked, ["topic", "leader"])
-                .collect()
-            }
-            if orphans
-            else {}
-        )
         fixes = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
         led.update(fixes.values())
         orphans_left = len(orphans) - len(fixes)
@@ -854,6 +846,18 @@ def _leaders(
         ),
         cached,
     )
+
+
+def _orphans(lead: DataFrame) -> DataFrame:
+    """Per topic with partitions without a leader: those (``o``: partition, kept, was), and the leaders of
+    its other partitions that are one of their replicas (``l``, a leader once per partition it leads)."""
+    orphan = F.col("leader").isNull()
+    per_topic = lead.groupBy("topic").agg(
+        F.collect_list(F.when(orphan, F.struct("partition", "kept", "was"))).alias("o"),
+        F.collect_list("leader").alias("l"),  # the partitions with a leader (nulls are left out)
+    )
+    asked = per_topic.where(F.size("o") > 0).withColumn("asked", F.array_distinct(F.flatten("o.kept")))
+    return asked.select("topic", "o", F.filter("l", lambda b: F.array_contains(F.col("asked"), b)).alias("l"))
 
 
 def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]) -> dict[tuple[str, int], int]:
@@ -908,17 +912,20 @@ def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]
 _NO_LEADER = -(1 << 62)
 
 
-def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
-    """Per broker above its leader target (one group each, rows with ``rank``, see :func:`_leader_rank`): the
-    leaderships it gives up (from the topics it leads most above their even share, ``per_topic`` the
-    partitions per topic over ``brokers``)."""
+def _leader_shed(
+    led: Counter[int], targets: Mapping[int, int], codes: _TopicCodes, per_topic: Mapping[int, int], brokers: int
+):
+    """Per broker above its leader target (one group each, rows with ``rank``, see :func:`_leader_rank`, and
+    the topic's ``code``): the leaderships it gives up (from the topics it leads most above their even share,
+    ``per_topic`` the partitions per topic code over ``brokers``)."""
+    names = codes.names
 
     def shed(group: dict[str, list]) -> dict[str, list]:
         broker = group["leader"][0]
-        topics, partitions, ranks = group["topic"], group["partition"], group["rank"]
+        topics, partitions, ranks = group["code"], group["partition"], group["rank"]
         candidates = list(zip(topics, partitions, [0] * len(topics), ranks, strict=True))
         chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
-        return {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]}
+        return {"topic": [names[t] for t, _ in chosen], "partition": [p for _, p in chosen]}
 
     return shed
 
