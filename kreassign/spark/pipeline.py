@@ -209,6 +209,16 @@ def _ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in values) if values is not None else ()
 
 
+def _table(spark: SparkSession, rows: Sequence[tuple], schema: str) -> DataFrame:
+    """A small table of the driver's ``rows`` (``schema``: a DDL string of plain columns), sent to the JVM as
+    one Arrow batch: from a list of tuples, Spark converts the rows in Python tasks (one more job, whose first
+    one waits for the Python workers to start: over a second per run)."""
+    if not rows:
+        return spark.createDataFrame([], schema)
+    names = [part.split()[0] for part in schema.split(",")]  # the types have no commas: array<long> at most
+    return spark.createDataFrame(pd.DataFrame.from_records(list(rows), columns=names), schema)
+
+
 class _Timings:
     """Wall time per stage on stderr when ``KREASSIGN_SPARK_TIMINGS`` is set (profiling)."""
 
@@ -228,12 +238,9 @@ def _replace(df: DataFrame, fixes: Mapping[tuple[str, int], Any], column: str, s
     if not fixes:
         return df
     is_array = isinstance(df.schema[column].dataType, T.ArrayType)
-    kind = _INTS if is_array else T.LongType()
     rows = [(t, p, [int(b) for b in v] if is_array else v) for (t, p), v in fixes.items()]
-    schema = T.StructType(
-        [T.StructField("topic", T.StringType()), T.StructField("partition", T.LongType()), T.StructField("fix", kind)]
-    )
-    return _patched(df, F.broadcast(spark.createDataFrame(rows, schema)), column)
+    schema = f"topic string, partition long, fix {'array<long>' if is_array else 'long'}"
+    return _patched(df, F.broadcast(_table(spark, rows, schema)), column)
 
 
 BROADCAST_ROWS = 1_000_000
@@ -342,7 +349,7 @@ def _replicas_added(state: DataFrame) -> int:
 
 
 def _minimum(
-    spark: SparkSession, parts: DataFrame, brokers: Sequence[int], replication_factor: int | None, with_bytes: bool
+    parts: DataFrame, brokers: Sequence[int], replication_factor: int | None, with_bytes: bool
 ) -> tuple[int, int]:
     """:func:`kreassign.planning.quality.minimum_movement` of ``parts`` (a frame with ``current`` and
     ``size``), in one job: per broker the replicas that may stay on it (of the partitions whose replication
@@ -381,11 +388,14 @@ def _minimum(
     surplus = excess_over_targets(kept, brokers, total)
     moved_bytes = forced_bytes
     if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
-        table = spark.createDataFrame(list(surplus.items()), "b long, n long")
         flat = rows.select(F.explode(counted).alias("b"), "size")
-        # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers
+        # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers;
+        # the brokers above their target and their surplus looked up in a literal array (no join)
         sizes = (
-            flat.join(F.broadcast(table), "b").groupBy("b", "n").agg(F.sort_array(F.collect_list("size")).alias("s"))
+            flat.where(_member(surplus, F.col("b")))
+            .groupBy("b")
+            .agg(F.sort_array(F.collect_list("size")).alias("s"))
+            .select("s", _lookup(surplus, F.col("b")).alias("n"))
         )
         smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
         moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
@@ -414,7 +424,7 @@ def _plan(
     """:func:`kreassign.planning.balance.plan_balanced`, step for step (the plan collected to the driver:
     for tests and the driver-side stages that need every partition)."""
     cached: list[DataFrame] = []
-    wanted = spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string")
+    wanted = _table(spark, [(t,) for t in sorted(set(topics))], "topic string")
     raw = spark.read.schema(_SNAPSHOT_SCHEMA).json(path)
     parts = (
         raw.where(F.col("type") == "partition")
@@ -449,17 +459,18 @@ def _plan_frame(
     stats = _broker_stats(state)
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
-    placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached)
+    codes = _TopicCodes(spark, topic_partitions)
+    placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached, codes)
     moved = _replicas_added(placed)
     if minimum_moves is None and not repaired:
-        minimum_moves = _minimum(spark, state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
+        minimum_moves = _minimum(state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
     if repaired or moved > minimum_moves:  # type: ignore[operator]
         # then the placement by bytes alone may move fewer
-        plain, _ = _place(state, ctx, None, stats, spark, tick, cached)
+        plain, _ = _place(state, ctx, None, stats, spark, tick, cached, codes)
         if _replicas_added(plain) < moved:
             placed = plain
     tick("movement")
-    return _leaders(placed, ctx, topic_partitions, spark, tick, cached), topic_partitions
+    return _leaders(placed, ctx, topic_partitions, spark, tick, cached, codes), topic_partitions
 
 
 def _place(
@@ -470,6 +481,7 @@ def _place(
     spark: SparkSession,
     tick: _Timings,
     cached: list[DataFrame],
+    codes: _TopicCodes,
 ) -> tuple[DataFrame, bool]:
     """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed; and
     whether a round repaired left-over vacancies. ``stats``: :func:`_broker_stats` of ``state``;
@@ -491,7 +503,7 @@ def _place(
         aims = {
             b: balance.shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers
         }
-        shed = _keep(_shed(state, ctx, deficits, aims, topic_totals, spark), cached)
+        shed = _keep(_shed(state, ctx, deficits, aims, topic_totals, spark, codes), cached)
         topic_vacancies = _topic_vacancies(state, shed)
         tick("shed")
         slots = SlotPlan.build(ctx, deficits, topic_vacancies)
@@ -617,24 +629,48 @@ def _shed(
     aims: Mapping[int, int | None],
     topic_totals: Mapping[str, int] | None,
     spark: SparkSession,
+    codes: _TopicCodes,
 ) -> DataFrame:
     """Per over-target broker (one group each): the replicas it gives up. The rank of each is computed in
-    the JVM (:func:`_shed_rank`): Python gets four plain columns per replica held."""
-    over = spark.createDataFrame([(b,) for b, d in deficits.items() if d < 0], "broker long")
+    the JVM (:func:`_shed_rank`): Python gets four numbers per replica held (the topic as its code, see
+    :class:`_TopicCodes`: the names go back only with the replicas shed)."""
+    over = _table(spark, [(b,) for b, d in deficits.items() if d < 0], "broker long")
     held = (
         state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker"))
         .join(F.broadcast(over), "broker")
-        .select("broker", "topic", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
+        .join(codes.frame, "topic")
+        .select("broker", "code", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
     )
     brokers = len(ctx.brokers)
+    names = codes.names
+    totals = codes.coded(topic_totals) if topic_totals is not None else None
 
     def shed(group: dict[str, list]) -> dict[str, list]:
         broker = group["broker"][0]
-        candidates = list(zip(*(group[c] for c in ("topic", "partition", "size", "rank")), strict=True))
-        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, topic_totals, brokers)
-        return {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen], "broker": [broker] * len(chosen)}
+        candidates = list(zip(*(group[c] for c in ("code", "partition", "size", "rank")), strict=True))
+        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, totals, brokers)
+        return {
+            "topic": [names[t] for t, _ in chosen],
+            "partition": [p for _, p in chosen],
+            "broker": [broker] * len(chosen),
+        }
 
     return _grouped(held, "broker", shed, _SHED)
+
+
+class _TopicCodes:
+    """A number per topic, in the order of the names (so that the numbers sort as the names do): what the
+    shed stage sends to Python in place of the names of the ~3,000,000 replicas it looks at (a broadcast
+    join in the JVM). ``names``: the topics planned (bounded by topics, as every table on the driver)."""
+
+    def __init__(self, spark: SparkSession, topics: Iterable[str]) -> None:
+        self.names = sorted(set(topics))
+        self.codes = {t: i for i, t in enumerate(self.names)}
+        self.frame = F.broadcast(_table(spark, [(t, i) for i, t in enumerate(self.names)], "topic string, code long"))
+
+    def coded(self, values: Mapping[str, int]) -> dict[int, int]:
+        """``values`` by topic code (topics without a code left out)."""
+        return {self.codes[t]: v for t, v in values.items() if t in self.codes}
 
 
 def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
@@ -713,7 +749,7 @@ def _leader_counts(lead: DataFrame) -> tuple[Counter[int], int]:
 
 def _topics(spark: SparkSession, topics: Iterable[str]) -> DataFrame:
     """A small table of topic names, for a broadcast join."""
-    return F.broadcast(spark.createDataFrame([(t,) for t in sorted(set(topics))], "topic string"))
+    return F.broadcast(_table(spark, [(t,) for t in sorted(set(topics))], "topic string"))
 
 
 def _leaders(
@@ -723,6 +759,7 @@ def _leaders(
     spark: SparkSession,
     tick: _Timings,
     cached: list[DataFrame],
+    codes: _TopicCodes,
 ) -> DataFrame:
     """The leader stage of :func:`kreassign.planning.balance.plan_balanced`: the topics with a quota
     (:func:`kreassign.planning.balance.leader_quotas`) one group each, then rounds for the other
@@ -766,10 +803,12 @@ def _leaders(
         targets = balance.counts_targets(ctx.brokers, led, partitions)
         if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
             break
-        over = spark.createDataFrame([(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
-        shed = _leader_shed(led, targets, per_topic, brokers)
-        held = lead.join(F.broadcast(over), "leader").select(
-            "leader", "topic", "partition", _leader_rank(ctx.brokers, led, targets)
+        over = _table(spark, [(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
+        shed = _leader_shed(led, targets, codes, codes.coded(per_topic), brokers)
+        held = (
+            lead.join(F.broadcast(over), "leader")
+            .join(codes.frame, "topic")
+            .select("leader", "code", "partition", _leader_rank(ctx.brokers, led, targets))
         )
         dropped = _grouped(held, "leader", shed, _DROP).withColumn("drop", F.lit(True))
         lead = _keep(
@@ -783,28 +822,17 @@ def _leaders(
             .drop("drop"),
             cached,
         )
-        orphans, gone = [], Counter()
-        # one job, all tasks at once (toLocalIterator ran one job per Spark partition): the driver keeps
-        # every orphan anyway, and they are the leaderships given up, not the partitions
-        for r in lead.where("leader is null").select("topic", "partition", "kept", "was").collect():
-            orphans.append((r.topic, int(r.partition), _ints(r.kept)))
-            if r.was is not None:
-                gone[int(r.was)] += 1
+        orphans, gone, topic_led = [], Counter(), Counter()
+        # one job, one row per topic with orphans: its orphans (the driver keeps them anyway: they are the
+        # leaderships given up, not the partitions), and the leaders of its other partitions that are among
+        # their replicas (the (topic, broker) pairs assign_leaders reads)
+        for r in _orphans(lead).collect():
+            for o in r.o:
+                orphans.append((r.topic, int(o.partition), _ints(o.kept)))
+                if o.was is not None:
+                    gone[int(o.was)] += 1
+            topic_led.update((r.topic, int(b)) for b in r.l)
         led = led - gone
-        # leaders per (topic, broker), of the pairs assign_leaders reads: an orphan's topic, one of its replicas
-        asked = lead.where("leader is null").select("topic", F.explode("kept").alias("leader")).distinct()
-        topic_led = (
-            {
-                (r.topic, int(r.leader)): int(r[2])
-                for r in lead.where("leader is not null")
-                .groupBy("topic", "leader")
-                .count()
-                .join(asked, ["topic", "leader"])
-                .collect()
-            }
-            if orphans
-            else {}
-        )
         fixes = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
         led.update(fixes.values())
         orphans_left = len(orphans) - len(fixes)
@@ -821,6 +849,18 @@ def _leaders(
         ),
         cached,
     )
+
+
+def _orphans(lead: DataFrame) -> DataFrame:
+    """Per topic with partitions without a leader: those (``o``: partition, kept, was), and the leaders of
+    its other partitions that are one of their replicas (``l``, a leader once per partition it leads)."""
+    orphan = F.col("leader").isNull()
+    per_topic = lead.groupBy("topic").agg(
+        F.collect_list(F.when(orphan, F.struct("partition", "kept", "was"))).alias("o"),
+        F.collect_list("leader").alias("l"),  # the partitions with a leader (nulls are left out)
+    )
+    asked = per_topic.where(F.size("o") > 0).withColumn("asked", F.array_distinct(F.flatten("o.kept")))
+    return asked.select("topic", "o", F.filter("l", lambda b: F.array_contains(F.col("asked"), b)).alias("l"))
 
 
 def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]) -> dict[tuple[str, int], int]:
@@ -875,17 +915,20 @@ def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]
 _NO_LEADER = -(1 << 62)
 
 
-def _leader_shed(led: Counter[int], targets: Mapping[int, int], per_topic: Mapping[str, int], brokers: int):
-    """Per broker above its leader target (one group each, rows with ``rank``, see :func:`_leader_rank`): the
-    leaderships it gives up (from the topics it leads most above their even share, ``per_topic`` the
-    partitions per topic over ``brokers``)."""
+def _leader_shed(
+    led: Counter[int], targets: Mapping[int, int], codes: _TopicCodes, per_topic: Mapping[int, int], brokers: int
+):
+    """Per broker above its leader target (one group each, rows with ``rank``, see :func:`_leader_rank`, and
+    the topic's ``code``): the leaderships it gives up (from the topics it leads most above their even share,
+    ``per_topic`` the partitions per topic code over ``brokers``)."""
+    names = codes.names
 
     def shed(group: dict[str, list]) -> dict[str, list]:
         broker = group["leader"][0]
-        topics, partitions, ranks = group["topic"], group["partition"], group["rank"]
+        topics, partitions, ranks = group["code"], group["partition"], group["rank"]
         candidates = list(zip(topics, partitions, [0] * len(topics), ranks, strict=True))
         chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
-        return {"topic": [t for t, _ in chosen], "partition": [p for _, p in chosen]}
+        return {"topic": [names[t] for t, _ in chosen], "partition": [p for _, p in chosen]}
 
     return shed
 
@@ -913,9 +956,19 @@ _ROWS_PER_STREAMED_PART = 100_000
 time, and the next one as it is fetched (about 20 MB each)."""
 
 
+_KINDS = 3
+"""Bits of a tagged broker (:func:`_tagged`) that hold its kind."""
+
+
 def _tagged(kind: int, column: Any) -> Any:
-    """The brokers of the array ``column`` as (k, b) structs, k = ``kind``: several arrays in one explode."""
-    return F.transform(column, lambda b: F.struct(F.lit(kind).alias("k"), b.alias("b")))
+    """The brokers b of the array ``column`` as numbers b * 8 + ``kind`` (:func:`_untagged` reads them back):
+    several arrays in one explode, grouped on one long (a (kind, broker) struct took twice the time)."""
+    return F.transform(column, lambda b: F.shiftleft(b, _KINDS) + kind)
+
+
+def _untagged(e: int) -> tuple[int, int]:
+    """(kind, broker) of a tagged broker (:func:`_tagged`; a negative id too: the shift is arithmetic)."""
+    return e & ((1 << _KINDS) - 1), e >> _KINDS
 
 
 def _replicas_and_leaders() -> list[Any]:
@@ -945,7 +998,7 @@ class SnapshotPlanner:
         self.names = sorted(set(topics))
         self.cached: list[DataFrame] = []
         self.tick = _Timings()
-        self.wanted = spark.createDataFrame([(t,) for t in self.names], "topic string")
+        self.wanted = _table(spark, [(t,) for t in self.names], "topic string")
         raw = spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(path)
         rows = (
             raw.where(F.col("type").isin("topic", "partition"))
@@ -996,7 +1049,7 @@ class SnapshotPlanner:
 
     def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
         """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus)."""
-        minimum = _minimum(self.spark, self.parts, brokers, replication_factor, with_bytes=True)
+        minimum = _minimum(self.parts, brokers, replication_factor, with_bytes=True)
         self.tick("minimum")
         return minimum
 
@@ -1033,13 +1086,13 @@ class SnapshotPlanner:
         )
         rows = (
             self.joined.select(F.explode(entries).alias("e"), "size")
-            .groupBy("e.k", "e.b")
+            .groupBy("e")
             .agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("bytes"))
             .collect()
         )
         sides: dict[str, tuple[dict[int, int], dict[int, int]]] = {kind: ({}, {}) for kind in kinds}
         for r in rows:
-            k, b = int(r.k), int(r.b)
+            k, b = _untagged(int(r.e))
             if k < 4:
                 sides["replicas" if k < 2 else "leaders"][k % 2][b] = int(r.n)
             if k < 2 and r.bytes:
@@ -1074,10 +1127,10 @@ class SnapshotPlanner:
         entries = F.concat(*_replicas_and_leaders())
         counts = (
             self.joined.select("topic", F.explode(entries).alias("e"))
-            .select("topic", "e.k", "e.b")
-            .where(_member(brokers, F.col("b")))
-            .groupBy("topic", "k", "b")
+            .where(_member(brokers, F.shiftright("e", _KINDS)))
+            .groupBy("topic", "e")
             .count()
+            .select("topic", F.col("e").bitwiseAND((1 << _KINDS) - 1).alias("k"), "count")
         )
         # per topic and kind, how many chosen brokers hold each count (a few rows): all the spread needs
         histogram: dict[tuple[str, int], list[tuple[int, int]]] = {}
@@ -1101,7 +1154,7 @@ class SnapshotPlanner:
         planned that sit in one of its log dirs ``dirs`` (what DescribeLogDirs reports of a snapshot)."""
         if not dirs:
             return {}
-        table = F.broadcast(self.spark.createDataFrame(list(dirs), "b long, d string"))
+        table = F.broadcast(_table(self.spark, list(dirs), "b long, d string"))
         raw = self.spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(self.path)
         others = (
             raw.where((F.col("type") == "partition") & (F.col("size_bytes") > 0))
@@ -1128,8 +1181,8 @@ class SnapshotPlanner:
         ``quoted``: the log dirs whose JSON form is not plain quotes around them; ``dead``: brokers
         outside the cluster (their replicas' log dirs print as any)."""
         assert self.joined is not None
-        table = self.spark.createDataFrame(
-            [(t, i, h) for i, (t, h) in enumerate(heads)], "topic string, rank long, head string"
+        table = _table(
+            self.spark, [(t, i, h) for i, (t, h) in enumerate(heads)], "topic string, rank long, head string"
         )
         special = F.create_map(*[F.lit(x) for pair in quoted.items() for x in pair]) if quoted else None
         gone = F.lit(list(dead)).cast(_INTS) if dead else None
