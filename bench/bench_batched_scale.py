@@ -205,6 +205,8 @@ def main() -> int:
         help="a broker setting of the cluster (repeatable), e.g. replica.fetch.wait.max.ms=100",
     )
     args = parser.parse_args()
+    if any("=" not in setting for setting in args.broker_config):
+        parser.error("--broker-config takes KEY=VALUE")
     broker_config = dict(setting.split("=", 1) for setting in args.broker_config)
     rows = []
     with (
