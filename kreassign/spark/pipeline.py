@@ -824,14 +824,14 @@ def _leaders(
         )
         orphans, gone, topic_led = [], Counter(), Counter()
         # one job, one row per topic with orphans: its orphans (the driver keeps them anyway: they are the
-        # leaderships given up, not the partitions), and the leaders of its other partitions that are among
-        # their replicas (the (topic, broker) pairs assign_leaders reads)
+        # leaderships given up, not the partitions), and how many of its partitions each of their replicas
+        # leads (the (topic, broker) pairs assign_leaders reads)
         for r in _orphans(lead).collect():
             for o in r.o:
                 orphans.append((r.topic, int(o.partition), _ints(o.kept)))
                 if o.was is not None:
                     gone[int(o.was)] += 1
-            topic_led.update((r.topic, int(b)) for b in r.l)
+            topic_led.update({(r.topic, int(x.leader)): int(x.n) for x in r.l or ()})
         led = led - gone
         fixes = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
         led.update(fixes.values())
@@ -852,15 +852,21 @@ def _leaders(
 
 
 def _orphans(lead: DataFrame) -> DataFrame:
-    """Per topic with partitions without a leader: those (``o``: partition, kept, was), and the leaders of
-    its other partitions that are one of their replicas (``l``, a leader once per partition it leads)."""
+    """Per topic with partitions without a leader: those (``o``: partition, kept, was), and how many of its
+    other partitions each broker among their replicas leads (``l``: leader, n). One job; what reaches the
+    driver is bounded by the orphans and the brokers, not by the topics' partitions."""
     orphan = F.col("leader").isNull()
-    per_topic = lead.groupBy("topic").agg(
-        F.collect_list(F.when(orphan, F.struct("partition", "kept", "was"))).alias("o"),
-        F.collect_list("leader").alias("l"),  # the partitions with a leader (nulls are left out)
+    per_topic = lead.where(orphan).groupBy("topic").agg(F.collect_list(F.struct("partition", "kept", "was")).alias("o"))
+    asked = per_topic.select("topic", F.explode(F.array_distinct(F.flatten("o.kept"))).alias("leader"))
+    counts = (
+        lead.where(~orphan)
+        .join(asked, ["topic", "leader"], "left_semi")
+        .groupBy("topic", "leader")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .groupBy("topic")
+        .agg(F.collect_list(F.struct("leader", "n")).alias("l"))
     )
-    asked = per_topic.where(F.size("o") > 0).withColumn("asked", F.array_distinct(F.flatten("o.kept")))
-    return asked.select("topic", "o", F.filter("l", lambda b: F.array_contains(F.col("asked"), b)).alias("l"))
+    return per_topic.join(counts, "topic", "left")
 
 
 def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]) -> dict[tuple[str, int], int]:
