@@ -645,27 +645,34 @@ def test_cluster_failing_for_longer_than_the_stall_timeout_ends_the_run(tmp_path
     assert sim.configs == {}
 
 
+class StaleMetadata(Watched):
+    """A broker whose metadata of topic ``t`` lags: partition p shows ``stale[p] = [replicas, isr, reads]``
+    (``isr`` None: the true one) for so many more reads."""
+
+    stale: dict[int, list]
+
+    def describe_topics(self, topics):
+        described = super().describe_topics(topics)
+        for p in list(self.stale):
+            replicas, isr, _ = self.stale[p]
+            info = described["t"][p]
+            described["t"][p] = type(info)(info.partition, replicas, info.isr if isr is None else isr, info.leader)
+            self.stale[p][2] -= 1
+            if self.stale[p][2] == 0:
+                del self.stale[p]
+        return described
+
+
 def test_broker_metadata_lagging_behind_a_finished_step_does_not_cause_a_new_step(tmp_path):
     limits = Limits(partitions=1)
     sim = cluster(limits=limits)
     sim.add_topic("t", [(0, 1)], size=5 * MB)
 
-    class Lagging(Watched):
-        def describe_topics(self, topics):
-            described = super().describe_topics(topics)
-            for p in list(self.stale):  # report the replicas of the finished step's reassignment twice more
-                infos = described["t"]
-                info = infos[p]
-                infos[p] = type(info)(info.partition, self.stale[p][0], info.isr, info.leader)
-                self.stale[p][1] -= 1
-                if self.stale[p][1] == 0:
-                    del self.stale[p]
-            return described
-
-        def _complete(self, part):
+    class Lagging(StaleMetadata):
+        def _complete(self, part):  # the replicas of the finished step's reassignment, reported 60 reads more
             union = tuple(dict.fromkeys([*part.target, *part.replicas]))
             super()._complete(part)
-            self.stale[0] = [union, 60]  # a minute of polls, beyond any allowance
+            self.stale[0] = [union, None, 60]  # a minute of polls, beyond any allowance
 
     sim.__class__ = Lagging
     sim.stale = {}
@@ -689,17 +696,7 @@ def test_a_window_whose_metadata_lags_a_moment_starts_its_successors_in_one_subm
     sim = cluster(limits=limits)
     sim.add_topic("t", [(0, 1)] * 4, size=5 * MB)
 
-    class Lagging(Watched):
-        def describe_topics(self, topics):
-            described = super().describe_topics(topics)
-            for p in list(self.stale):  # partition 1's finished step shows under way for LAG_REREADS reads
-                info = described["t"][p]
-                described["t"][p] = type(info)(info.partition, self.stale[p][0], info.isr, info.leader)
-                self.stale[p][1] -= 1
-                if self.stale[p][1] == 0:
-                    del self.stale[p]
-            return described
-
+    class Lagging(StaleMetadata):
         def alter_reassignments(self, targets, allow_replication_factor_change=True):
             self.alters.append(sorted(tp.partition for tp, target in targets.items() if target is not None))
             return super().alter_reassignments(targets, allow_replication_factor_change)
@@ -707,8 +704,8 @@ def test_a_window_whose_metadata_lags_a_moment_starts_its_successors_in_one_subm
         def _complete(self, part):
             union = tuple(dict.fromkeys([*part.target, *part.replicas]))
             super()._complete(part)
-            if part is self.partitions[tp(1)]:
-                self.stale[1] = [union, LAG_REREADS]
+            if part is self.partitions[tp(1)]:  # partition 1's finished step shows under way for LAG_REREADS reads
+                self.stale[1] = [union, None, LAG_REREADS]
 
     sim.__class__ = Lagging
     sim.stale, sim.alters = {}, []
@@ -726,22 +723,12 @@ def test_a_finished_step_whose_metadata_still_shows_its_source_is_waited_for_not
     sim = cluster(limits=limits)
     sim.add_topic("t", [(0, 1)] * 2, size=5 * MB)
 
-    class Lagging(Watched):
-        def describe_topics(self, topics):
-            described = super().describe_topics(topics)
-            for p in list(self.stale):
-                info = described["t"][p]  # as the broker saw it before the step: all in sync
-                described["t"][p] = type(info)(info.partition, self.stale[p][0], self.stale[p][0], info.leader)
-                self.stale[p][1] -= 1
-                if self.stale[p][1] == 0:
-                    del self.stale[p]
-            return described
-
+    class Lagging(StaleMetadata):
         def _complete(self, part):
             source = tuple(part.original)
             super()._complete(part)
-            if len(part.replicas) < len(source):  # a removal: the metadata shows the source 5 polls more
-                self.stale[self.partitions_index(part)] = [source, 5]
+            if len(part.replicas) < len(source):  # a removal: the metadata shows the source 5 polls more,
+                self.stale[self.partitions_index(part)] = [source, source, 5]  # as before the step: all in sync
 
         def partitions_index(self, part):
             return next(tp.partition for tp, other in self.partitions.items() if other is part)
