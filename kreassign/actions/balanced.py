@@ -316,7 +316,14 @@ def _generate_from_file(
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
     head = port.brokers_only()
     with snapshot_planner(source, topics, master=spark_master, conf=spark_conf) as planner:
-        known, per_topic, load = planner.survey()
+        try:  # the chosen brokers, known before the survey: it counts the lower bound for them in its job
+            chosen = sorted({b.id for b in get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware)})
+        except CommandError:  # raised below, after the survey's error (the order of the local engine)
+            chosen = []
+        if chosen and (replication_factor is None or replication_factor > 0):
+            known, per_topic, load = planner.survey(chosen, replication_factor)
+        else:
+            known, per_topic, load = planner.survey()
         for name in dict.fromkeys(topics):  # SnapshotCluster.describe_topic_columns's error
             if name not in known:
                 raise UnknownTopicOrPartitionError(

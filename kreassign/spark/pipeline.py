@@ -16,7 +16,8 @@ Spark jobs per run: one for the per-broker counts and one for the per-topic coun
 or two when the topic-aware one repaired left-overs or moved more than the lower bound), one per replica
 round for the per-broker counts, one for the per-topic vacancies (it runs the shed stage), one for the
 fill stage and its left-overs, and one for the replicas moved; one for the lower bound (none when
-:meth:`SnapshotPlanner.minimum` computed it); one for the leader counts (it runs the per-topic leader
+:meth:`SnapshotPlanner.minimum` computed it, which it does in the job of :meth:`SnapshotPlanner.survey`, with
+one more only when a broker keeps more replicas than its target); one for the leader counts (it runs the per-topic leader
 stage), three per leader round; one for the streamed plan.
 Set ``KREASSIGN_SPARK_TIMINGS=1`` for the wall time of each stage on stderr.
 """
@@ -128,6 +129,11 @@ def _settings(url: str, conf: Mapping[str, str]) -> dict[str, str]:
     }
     if local:
         settings["spark.driver.memory"] = local_jvm_heap()
+        # the JVM runs every task: with G1 (the default) a 1,000,000-partition --generate took 73-80 s
+        # wall on 2 cores (local[2], 5 runs), with the parallel collector 68-70 s (serial: 69 s); C1 alone
+        # (-XX:TieredStopAtLevel=1) took 88-90 s and whole-stage codegen off 91 s: the C2 compiler's time
+        # pays for itself. A --spark-conf spark.driver.extraJavaOptions replaces this value.
+        settings["spark.driver.extraJavaOptions"] = "-XX:+UseParallelGC"
     settings.update(conf)
     return settings
 
@@ -348,20 +354,32 @@ def _replicas_added(state: DataFrame) -> int:
     return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
 
 
+def _stay(brokers: Sequence[int], replication_factor: int | None) -> tuple[Any, Any]:
+    """Columns of a frame with ``current``: the distinct replicas on a chosen broker (``stay``), and the
+    replication factor the partition is planned with (``rf``)."""
+    chosen = list(brokers)
+    stay = F.filter(F.array_distinct("current"), lambda b: _member(chosen, b))
+    rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
+    return stay.alias("stay"), rf.cast("long").alias("rf")
+
+
+def _kept_and_forced() -> tuple[Any, Any]:
+    """Of a frame with ``stay`` and ``rf`` (:func:`_stay`): the replicas that may stay, counted for
+    their brokers (none when the replication factor goes down), and how many replicas must move."""
+    counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
+    missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
+    return counted, missing
+
+
 def _minimum(
     parts: DataFrame, brokers: Sequence[int], replication_factor: int | None, with_bytes: bool
 ) -> tuple[int, int]:
     """:func:`kreassign.planning.quality.minimum_movement` of ``parts`` (a frame with ``current`` and
     ``size``), in one job: per broker the replicas that may stay on it (of the partitions whose replication
     factor does not go down), and, in the row of broker -1 (one per partition), the replicas forced to move,
-    their bytes and the target total. ``with_bytes`` and a broker above its target: one more job for the
-    bytes of the smallest replicas each such broker keeps beyond it."""
-    chosen = list(brokers)
-    stay = F.filter(F.array_distinct("current"), lambda b: _member(chosen, b))
-    rf = F.lit(replication_factor) if replication_factor is not None else F.size("current")
-    rows = parts.select(stay.alias("stay"), rf.cast("long").alias("rf"), "size")
-    counted = F.when(F.size("stay") <= F.col("rf"), F.col("stay")).otherwise(F.array().cast(_INTS))
-    missing = F.greatest(F.lit(0).cast("long"), F.col("rf") - F.size("stay"))
+    their bytes and the target total. ``with_bytes``: see :func:`_minimum_of`."""
+    rows = parts.select(*_stay(brokers, replication_factor), "size")
+    counted, missing = _kept_and_forced()
     stats = (
         rows.select(
             F.explode(F.concat(counted, F.array(F.lit(-1).cast("long")))).alias("b"),
@@ -385,9 +403,24 @@ def _minimum(
         if partitions is not None
         else (0, 0, 0)
     )
+    return _minimum_of(rows, brokers, kept, (forced, forced_bytes, total), with_bytes)
+
+
+def _minimum_of(
+    rows: DataFrame,
+    brokers: Sequence[int],
+    kept: Mapping[int, int],
+    forced: tuple[int, int, int],
+    with_bytes: bool,
+) -> tuple[int, int]:
+    """The lower bound from its counts: ``kept`` the replicas that may stay per broker, ``forced`` the
+    replicas forced to move, their bytes and the target total. ``with_bytes`` and a broker above its target:
+    one job on ``rows`` (``stay``, ``rf``, ``size``: :func:`_stay`) for the bytes of the smallest replicas
+    each such broker keeps beyond it."""
+    moved, moved_bytes, total = forced
     surplus = excess_over_targets(kept, brokers, total)
-    moved_bytes = forced_bytes
     if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
+        counted, _ = _kept_and_forced()
         flat = rows.select(F.explode(counted).alias("b"), "size")
         # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers;
         # the brokers above their target and their surplus looked up in a literal array (no join)
@@ -399,7 +432,7 @@ def _minimum(
         )
         smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
         moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
-    return forced + sum(surplus.values()), moved_bytes
+    return moved + sum(surplus.values()), moved_bytes
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
@@ -1022,40 +1055,87 @@ class SnapshotPlanner:
         self.parts = self.rows.where(F.col("type") == "partition").drop("type")
         self.joined: DataFrame | None = None
         self.per_topic: dict[str, int] = {}
+        self.lower: tuple[tuple[int, ...], int | None, dict[int, int], tuple[int, int, int]] | None = None
+        """What :meth:`survey` counted for :meth:`minimum`: brokers, replication factor, the counts."""
 
     def close(self) -> None:
         for frame in self.cached:
             frame.unpersist()
 
-    def survey(self) -> tuple[set[str], dict[str, int], Counter[int]]:
+    def survey(
+        self, brokers: Sequence[int] | None = None, replication_factor: int | None = None
+    ) -> tuple[set[str], dict[str, int], Counter[int]]:
         """One job (it reads the file): the wanted topics that have a topic line, the partitions per topic,
-        and the replicas per broker now (rows of type ``broker``, one per replica, counted beside them)."""
-        line = F.struct(F.col("type").alias("k"), F.col("topic").alias("topic"), F.lit(None).cast("long").alias("b"))
-        held = F.when(F.col("type") == "partition", F.col("current"))
-        replicas = F.transform(
-            F.coalesce(held, F.array().cast(_INTS)),
-            lambda b: F.struct(F.lit("broker").alias("k"), F.lit(None).cast("string").alias("topic"), b.alias("b")),
+        and the replicas per broker now (rows of type ``broker``, one per replica, counted beside them).
+        With ``brokers``, the same job counts what :meth:`minimum` needs for them and ``replication_factor``
+        (rows of type ``stay``, and sums on the partitions' rows): one job and one query plan fewer."""
+        partition = F.col("type") == "partition"
+        if brokers is not None:
+            counted, missing = _kept_and_forced()
+            frame = self.rows.select("type", "topic", "current", "size", *_stay(brokers, replication_factor))
+            sums = [
+                F.when(partition, missing).alias("forced"),
+                F.when(partition, missing * F.col("size")).alias("forced_bytes"),
+                F.when(partition, F.col("rf")).alias("rf"),
+            ]
+        else:
+            counted, frame, sums = None, self.rows, []
+        line = F.struct(
+            F.col("type").alias("k"), F.col("topic").alias("topic"), F.lit(None).cast("long").alias("b"), *sums
         )
+
+        def entries(kind: str, brokers: Any) -> Any:
+            nulls = [F.lit(None).cast("long").alias(name) for name in ("forced", "forced_bytes", "rf")]
+            return F.transform(
+                F.coalesce(F.when(partition, brokers), F.array().cast(_INTS)),
+                lambda b: F.struct(
+                    F.lit(kind).alias("k"),
+                    F.lit(None).cast("string").alias("topic"),
+                    b.alias("b"),
+                    *(nulls if sums else []),
+                ),
+            )
+
+        parts = [F.array(line), entries("broker", F.col("current"))]
+        if counted is not None:
+            parts.append(entries("stay", counted))
+        aggregates = [F.count(F.lit(1)).alias("n")]
+        if sums:
+            aggregates += [F.sum(f"e.{name}").alias(name) for name in ("forced", "forced_bytes", "rf")]
+        counts = frame.select(F.explode(F.concat(*parts)).alias("e")).groupBy("e.k", "e.topic", "e.b")
         known: set[str] = set()
         per_topic: dict[str, int] = {}
         load: Counter[int] = Counter()
-        counts = self.rows.select(F.explode(F.concat(F.array(line), replicas)).alias("e")).groupBy(
-            "e.k", "e.topic", "e.b"
-        )
-        for r in counts.count().collect():
+        kept: dict[int, int] = {}
+        forced = [0, 0, 0]
+        for r in counts.agg(*aggregates).collect():
             if r.k == "topic":
                 known.add(r.topic)
             elif r.k == "partition":
-                per_topic[r.topic] = int(r[3])
-            elif r.b is not None:
-                load[int(r.b)] = int(r[3])
+                per_topic[r.topic] = int(r.n)
+                if sums:
+                    forced = [f + int(v or 0) for f, v in zip(forced, (r.forced, r.forced_bytes, r.rf), strict=True)]
+            elif r.b is None:
+                continue
+            elif r.k == "broker":
+                load[int(r.b)] = int(r.n)
+            else:
+                kept[int(r.b)] = int(r.n)
         self.per_topic = per_topic
+        if brokers is not None:
+            self.lower = (tuple(brokers), replication_factor, kept, (forced[0], forced[1], forced[2]))
         self.tick("read, survey")
         return known, per_topic, load
 
     def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
-        """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus)."""
-        minimum = _minimum(self.parts, brokers, replication_factor, with_bytes=True)
+        """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus); none (one with
+        a surplus) when :meth:`survey` counted it for the same brokers and replication factor."""
+        if self.lower is not None and self.lower[:2] == (tuple(brokers), replication_factor):
+            _, _, kept, forced = self.lower
+            rows = self.parts.select(*_stay(brokers, replication_factor), "size")
+            minimum = _minimum_of(rows, brokers, kept, forced, with_bytes=True)
+        else:
+            minimum = _minimum(self.parts, brokers, replication_factor, with_bytes=True)
         self.tick("minimum")
         return minimum
 

@@ -179,6 +179,15 @@ def test_an_embedded_session_gets_a_quarter_of_the_memory_and_conf_overrides_it(
     assert pipeline._settings("local[*]", {})["spark.driver.memory"] == "2048m"
 
 
+def test_an_embedded_session_runs_the_parallel_collector_unless_conf_says_otherwise():
+    from kreassign.spark import pipeline
+
+    assert pipeline._settings("local[2]", {})["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC"
+    own = {"spark.driver.extraJavaOptions": "-XX:+UseG1GC"}
+    assert pipeline._settings("local[1]", own)["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC"
+    assert "spark.driver.extraJavaOptions" not in pipeline._settings("spark://127.0.0.1:7077", {})
+
+
 @pytest.mark.parametrize("new_capacity", [10 << 40, 60 << 30], ids=["room-everywhere", "new-brokers-small"])
 def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, new_capacity):
     """Known capacities and topics left out of the plan: the Spark engine sums the other topics' bytes per
