@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import signal
 import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
 from kreassign.execution.journal import Journal, JournalState, RunStatus
+from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
@@ -138,57 +137,6 @@ class StalledError(CommandError):
             f"{what} (--stall-timeout-ms); stopped the batched reassignment, reverted its steps in flight and "
             "restored throttles. Run the same command again to resume"
         )
-
-
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived; the run stops and cleans up. A BaseException, like KeyboardInterrupt, so
-    that no ``except Exception`` on the way (the Kafka clients', the adapter's) mistakes it for a failed call."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class _Signals:
-    """What the SIGINT/SIGTERM handler does: raise ``Interrupted`` once, unless clean-up is running."""
-
-    fired: ClassVar[list[int]] = []
-    deferring = 0
-
-    @classmethod
-    def handler(cls, signum: int, _frame: object) -> None:
-        if cls.fired:
-            return  # one interruption is enough: let the clean-up finish
-        cls.fired.append(signum)
-        if not cls.deferring:
-            raise Interrupted(signum)
-
-
-@contextmanager
-def signals_interrupt() -> Iterator[None]:
-    """SIGINT/SIGTERM raise ``Interrupted`` once; later ones, and any that come during clean-up
-    (``signals_deferred``), are only recorded so that the clean-up can finish."""
-    _Signals.fired = []
-    previous = {s: signal.signal(s, _Signals.handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
-@contextmanager
-def signals_deferred() -> Iterator[None]:
-    """Within this block a signal does not interrupt (it is recorded in ``signal_received()``)."""
-    _Signals.deferring += 1
-    try:
-        yield
-    finally:
-        _Signals.deferring -= 1
-
-
-def signal_received() -> int | None:
-    return _Signals.fired[0] if _Signals.fired else None
 
 
 @dataclass
@@ -796,7 +744,8 @@ class BatchedExecutor:
                 self._described.pop(topic, None)
             lagging = self._settle(lagging, active, self._describe(lagging), elect)
         if elect:  # one request for every election due
-            errors = self.port.elect_preferred_leaders(elect)
+            with whole_request():
+                errors = self.port.elect_preferred_leaders(elect)
             for tp in elect:
                 if tp not in errors:  # the controller elected it: the step is done now, not at the next poll
                     self._elected(tp)
@@ -998,7 +947,8 @@ class BatchedExecutor:
             self._changed.add(step.partition)
         self._throttle_moving()
         self._save_changes()  # the journal knows about a step before the cluster does
-        errors = self.port.alter_reassignments({s.partition: s.target for s in starting}, self.allow_rf_change)
+        with whole_request():  # a signal now would leave the submission on the wire, racing the clean-up's cancel
+            errors = self.port.alter_reassignments({s.partition: s.target for s in starting}, self.allow_rf_change)
         for step in starting:
             error = errors.get(step.partition)
             if error is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
+from kreassign.execution.signals import whole_request
 from kreassign.planning.steps import Step
 from kreassign.planning.throttles import (
     FOLLOWER_THROTTLED_RATE,
@@ -53,6 +54,10 @@ def _broker(broker_id: int | str) -> ConfigResource:
 
 def _entries(value: str | None) -> set[str]:
     return {e.strip() for e in (value or "").split(",") if e.strip()}
+
+
+_UNSURE = "\0unsure"
+"""What :attr:`ThrottleLifecycle.written` holds for a list while its write has no answer: equal to no value."""
 
 
 def _op(config: str, value: str | None) -> ConfigOp:
@@ -108,7 +113,8 @@ class ThrottleLifecycle:
             # counted as set before the call: a signal that arrives while it runs (or right after it returns)
             # must still find these brokers in restore(); putting back a rate that was never changed is harmless
             self.rates_set.update(r.name for r in changes)
-            self.port.incremental_alter_configs(changes)
+            with whole_request():
+                self.port.incremental_alter_configs(changes)
 
     def set_rate_everywhere(self, inter_broker: int, log_dir: int) -> None:
         """A new rate while running: every broker this run throttles gets it."""
@@ -155,7 +161,11 @@ class ThrottleLifecycle:
                 writes[(topic, config)] = value
             self.ours[(topic, config)] = mine
         if changes:
-            self.port.incremental_alter_configs(changes)
+            # until the answer comes, what the topic holds is unknown: a value read back may predate this write
+            # (or the write may have failed), so the next comparison must not trust either
+            self.written.update(dict.fromkeys(writes, _UNSURE))
+            with whole_request():
+                self.port.incremental_alter_configs(changes)
             self.written.update(writes)
 
     def restore(self, offline: Iterable[int] = ()) -> None:
@@ -171,7 +181,10 @@ class ThrottleLifecycle:
         for broker in sorted(self.rates_set - away, key=int):
             before = self.recorded.get("broker", {}).get(broker, {})
             try:
-                self.port.incremental_alter_configs({_broker(broker): [_op(c, before.get(c)) for c in _BROKER_RATES]})
+                with whole_request():
+                    self.port.incremental_alter_configs(
+                        {_broker(broker): [_op(c, before.get(c)) for c in _BROKER_RATES]}
+                    )
             except Exception as exc:
                 failures.append(f"broker {broker}: {getattr(exc, 'message', exc)}")
                 continue

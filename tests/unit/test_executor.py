@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import stat
 
 import pytest
@@ -32,6 +33,7 @@ from kreassign.execution.executor import (
     StalledError,
 )
 from kreassign.execution.journal import Journal
+from kreassign.execution.signals import _Signals, signals_deferred, signals_interrupt, whole_request
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
 
@@ -760,6 +762,53 @@ def test_a_signal_inside_a_client_call_that_catches_exceptions_still_interrupts_
     outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, throttle=MB)
     assert outcome.status == "interrupted" and outcome.failures == {}
     assert sim.configs == {} and sim.list_reassignments() == {}
+
+
+def test_a_signal_while_a_throttle_write_is_on_the_wire_leaves_no_throttle(tmp_path):
+    """Found on the real cluster (SIGTERM 0.2 to 4 s into a run): the signal interrupted the call that wrote a
+    topic's throttled-replica lists, the write still reached the controller, after the clean-up had read the
+    lists back without it, and the lists outlived the run. Here the write is applied after the next read."""
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits)
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+
+    class WriteOnTheWire(Watched):
+        late = None  # the write a signal cut off, applied once the next read has answered
+
+        def incremental_alter_configs(self, changes):
+            if self.late is None and any(r.type is ResourceType.TOPIC for r in changes):
+                self.late = changes
+                _Signals.handler(signal.SIGTERM, None)  # raises Interrupted, unless the request is held
+                self.late = False
+            super().incremental_alter_configs(changes)
+
+        def describe_configs(self, resources):
+            answer = super().describe_configs(resources)
+            if self.late:
+                super().incremental_alter_configs(self.late)
+                self.late = False
+            return answer
+
+    sim.__class__ = WriteOnTheWire
+    sim.late = None
+    with signals_interrupt():
+        outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, throttle=MB)
+    assert sim.late is False  # the signal came during the write
+    assert outcome.status == "interrupted" and outcome.signum == signal.SIGTERM
+    assert sim.configs == {} and sim.list_reassignments() == {}
+
+
+def test_a_signal_during_a_held_request_interrupts_once_it_has_returned():
+    calls = []
+    with signals_interrupt(), pytest.raises(Interrupted):
+        with whole_request():
+            _Signals.handler(signal.SIGTERM, None)
+            calls.append("answered")
+    assert calls == ["answered"]
+    with signals_interrupt(), signals_deferred(), whole_request():  # in the clean-up: recorded only
+        _Signals.handler(signal.SIGINT, None)
+    with whole_request():  # outside a run nothing is left recorded
+        pass
 
 
 # ---- poll cost independent of the plan's size

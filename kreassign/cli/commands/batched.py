@@ -25,7 +25,7 @@ def _positive(inv: Invocation, name: str) -> int | None:
 def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> int:
     from kreassign.actions.batched import BatchedOptions, execute_batched
     from kreassign.cli.live import make_reporter
-    from kreassign.execution.executor import Interrupted, signals_interrupt
+    from kreassign.execution.signals import Interrupted, signals_interrupt
     from kreassign.planning.steps import Limits
 
     args = inv.args
