@@ -13,7 +13,7 @@ gets), and the driver takes the same decisions in the same order as :func:`balan
 leader quotas), so the plans are byte-identical.
 
 Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one,
-or two when the topic-aware one repaired left-overs or moved more than the lower bound), one per replica
+or two when the topic-aware one moved more than the lower bound), one per replica
 round for the per-broker counts, one for the per-topic vacancies (it runs the shed stage), one for the
 fill stage and its left-overs, and one for the replicas moved; one for the lower bound (none when
 :meth:`SnapshotPlanner.minimum` computed it, which it does in the job of :meth:`SnapshotPlanner.survey`, with
@@ -493,13 +493,12 @@ def _plan_frame(
     topic_replicas, topic_partitions = _topic_counts(state)
     tick("read, normalize, count")
     codes = _TopicCodes(spark, topic_partitions)
-    placed, repaired = _place(state, ctx, topic_replicas, stats, spark, tick, cached, codes)
+    placed = _place(state, ctx, topic_replicas, stats, spark, tick, cached, codes)
     moved = _replicas_added(placed)
-    if minimum_moves is None and not repaired:
+    if minimum_moves is None:
         minimum_moves = _minimum(state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
-    if repaired or moved > minimum_moves:  # type: ignore[operator]
-        # then the placement by bytes alone may move fewer
-        plain, _ = _place(state, ctx, None, stats, spark, tick, cached, codes)
+    if moved > minimum_moves:  # then the placement by bytes alone may move fewer (balance.plan_balanced)
+        plain = _place(state, ctx, None, stats, spark, tick, cached, codes)
         if _replicas_added(plain) < moved:
             placed = plain
     tick("movement")
@@ -515,13 +514,12 @@ def _place(
     tick: _Timings,
     cached: list[DataFrame],
     codes: _TopicCodes,
-) -> tuple[DataFrame, bool]:
-    """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed; and
-    whether a round repaired left-over vacancies. ``stats``: :func:`_broker_stats` of ``state``;
+) -> DataFrame:
+    """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed.
+    ``stats``: :func:`_broker_stats` of ``state``;
     ``topic_totals`` None: shed by bytes only."""
     counts, held_bytes, open_total, total_bytes = stats
     total = sum(counts.values()) + open_total
-    repaired = False
     fresh = True  # counts describe state
     for _ in range(balance.REPLICA_ROUNDS):
         if not fresh:
@@ -556,7 +554,6 @@ def _place(
         patched = _patched(state, _small(fixed, shed_rows + open_total), "kept")
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
-            repaired = True
             received = [
                 (r.topic, int(r.partition), _ints(r.kept), balance.newly_placed(_ints(r.before), _ints(r.kept)))
                 for r in filled.where("changed").select("topic", "partition", "kept", "before").toLocalIterator()
@@ -583,7 +580,7 @@ def _place(
         }
         state = _keep(_replace(state, balance.replica_chains(ctx, final), "kept", spark), cached)
         tick("replica chains")
-    return state, repaired
+    return state
 
 
 def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
