@@ -800,10 +800,9 @@ def test_a_signal_while_a_throttle_write_is_on_the_wire_leaves_no_throttle(tmp_p
 
 def test_a_signal_during_a_held_request_interrupts_once_it_has_returned():
     calls = []
-    with signals_interrupt(), pytest.raises(Interrupted):
-        with whole_request():
-            _Signals.handler(signal.SIGTERM, None)
-            calls.append("answered")
+    with signals_interrupt(), pytest.raises(Interrupted), whole_request():
+        _Signals.handler(signal.SIGTERM, None)
+        calls.append("answered")
     assert calls == ["answered"]
     with signals_interrupt(), signals_deferred(), whole_request():  # in the clean-up: recorded only
         _Signals.handler(signal.SIGINT, None)
