@@ -49,31 +49,39 @@ from synthetic import write_synthetic  # noqa: E402
 KREASSIGN = str(Path(sys.executable).with_name("kreassign"))
 
 
-def tree_rss_kb(root: int) -> tuple[int, int]:
-    """Resident memory of ``root`` alone, and of ``root`` with all its descendants, from /proc."""
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants, from /proc (also used by ``thread_cpu.py``)."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/status") as handle:
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    tree, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        tree.append(pid)
+        stack.extend(children.get(pid, ()))
+    return tree
+
+
+def tree_rss_kb(root: int) -> tuple[int, int]:
+    """Resident memory of ``root`` alone, and of ``root`` with all its descendants, from /proc."""
+    rss: dict[int, int] = {}
+    for pid in process_tree(root):
+        try:
+            with open(f"/proc/{pid}/status") as handle:
                 status = handle.read()
         except OSError:
             continue
-        pid, ppid = int(entry), int(fields[1])
-        children.setdefault(ppid, []).append(pid)
         for line in status.splitlines():
             if line.startswith("VmRSS:"):
                 rss[pid] = int(line.split()[1])
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, ()))
-    return rss.get(root, 0), total
+    return rss.get(root, 0), sum(rss.values())
 
 
 def stdlib_floor(snapshot: str) -> None:
