@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kreassign.actions.batched import BatchedOptions, execute_batched
 from kreassign.cluster.simulated import SimulatedCluster
-from kreassign.execution.executor import Interrupted
+from kreassign.execution.signals import Interrupted
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
 

@@ -28,12 +28,11 @@ from kreassign.execution.executor import (
     LAG_REREADS,
     QUICK_POLL,
     SIZES_TIMEOUT_S,
-    Interrupted,
     Progress,
     StalledError,
 )
 from kreassign.execution.journal import Journal
-from kreassign.execution.signals import _Signals, signals_deferred, signals_interrupt, whole_request
+from kreassign.execution.signals import Interrupted, _Signals, signals_deferred, signals_interrupt, whole_request
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
 
