@@ -40,7 +40,6 @@ def thread_kind(name):
         (r"C2 Compiler", "C2"),
         (r"C1 Compiler", "C1"),
         (r"GC Thread|ParGC|G1|VM Thread|GC ", "GC/VM"),
-        (r"Executor task launch", "tasks"),
         (r"Executor task", "tasks"),
     ):
         if re.search(pattern, name):
@@ -52,7 +51,7 @@ def main():
     cmd = sys.argv[1:]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    seen = {}  # (pid, tid) -> (process kind, thread kind, cpu ticks)
+    seen = {}  # (pid, tid) -> (process kind, thread kind, CPU ticks so far, thread name)
     while proc.poll() is None:
         for pid in process_tree(proc.pid):
             pkind = kind_of_process(pid)

@@ -757,8 +757,8 @@ def place_replicas(
     totals: Mapping[str, int] | None,
 ) -> dict[tuple[str, int], tuple[int, ...]]:
     """Stages 2 to 5, round after round, then chains if needed: the replicas of every partition.
-    ``normalized``: :func:`normalize_partition` of
-    each row, in the order of ``rows``; ``totals`` None: shed by bytes only.
+    ``normalized``: :func:`normalize_partition` of each row, in the order of ``rows``; ``totals`` None: shed
+    by bytes only.
 
     After the first pass, a round touches all partitions only to list what the brokers above target
     hold (in order: a pass in memory order beats looking partitions up broker by broker); the replicas per

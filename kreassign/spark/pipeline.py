@@ -12,13 +12,13 @@ gets), and the driver takes the same decisions in the same order as :func:`balan
 (topic-aware placement, the placement by bytes alone when that one may move fewer replicas, per-topic
 leader quotas), so the plans are byte-identical.
 
-Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one,
-or two when the topic-aware one moved more than the lower bound), one per replica
-round for the per-broker counts, one for the per-topic vacancies (it runs the shed stage), one for the
-fill stage and its left-overs, and one for the replicas moved; one for the lower bound (none when
-:meth:`SnapshotPlanner.minimum` computed it, which it does in the job of :meth:`SnapshotPlanner.survey`, with
-one more only when a broker keeps more replicas than its target); one for the leader counts (it runs the per-topic leader
-stage), three per leader round; one for the streamed plan.
+Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one, or two
+when the topic-aware one moved more than the lower bound), one per replica round for the per-broker counts,
+one for the per-topic vacancies (it runs the shed stage), one for the fill stage and its left-overs, and one
+for the replicas moved; one for the lower bound (none when :meth:`SnapshotPlanner.minimum` computed it, which
+it does in the job of :meth:`SnapshotPlanner.survey`, with one more only when a broker keeps more replicas
+than its target); one for the leader counts (it runs the per-topic leader stage), three per leader round; one
+for the streamed plan.
 Set ``KREASSIGN_SPARK_TIMINGS=1`` for the wall time of each stage on stderr.
 """
 
@@ -516,8 +516,7 @@ def _place(
     codes: _TopicCodes,
 ) -> DataFrame:
     """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed.
-    ``stats``: :func:`_broker_stats` of ``state``;
-    ``topic_totals`` None: shed by bytes only."""
+    ``stats``: :func:`_broker_stats` of ``state``; ``topic_totals`` None: shed by bytes only."""
     counts, held_bytes, open_total, total_bytes = stats
     total = sum(counts.values()) + open_total
     fresh = True  # counts describe state
