@@ -86,7 +86,16 @@ class RichReporter:
     def start(self) -> None:
         from rich.live import Live
 
-        self._live = Live(self._render(None), console=self.console, refresh_per_second=4, transient=False)
+        # rich's Live would replace sys.stderr (and sys.stdout) by proxies into the display while it runs; the
+        # display itself writes through ``err``, which is sys.stderr: it would write into itself for ever
+        self._live = Live(
+            self._render(None),
+            console=self.console,
+            refresh_per_second=4,
+            transient=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self._live.start()
 
     def stop(self) -> None:
