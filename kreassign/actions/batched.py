@@ -275,6 +275,8 @@ def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: st
 def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     took = format_duration(outcome.elapsed)
     moved = "" if outcome.bytes_moved is None else f", {format_bytes(outcome.bytes_moved)} copied"
+    if outcome.bytes_moved is not None and outcome.bytes_reverted:
+        moved += f" ({format_bytes(outcome.bytes_reverted)} of it by the reverted steps, discarded)"
     restored = " Throttles restored." if throttled else ""
     if outcome.status is RunStatus.COMPLETED:
         return (
