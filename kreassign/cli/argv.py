@@ -185,6 +185,26 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
     output = parsed.value("output") if parsed.has("output") else "text"
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not '{output}'")
+    if parsed.has("watch"):
+        watch_seconds(parsed)
+        if output == "json":
+            raise UsageError("--watch draws a table; with --output json, run --progress once per poll instead")
+
+
+MIN_WATCH_S = 0.5
+
+
+def watch_seconds(parsed: ParsedArgs) -> float:
+    """``--watch [SECONDS]``: an optional value (jopt-simple's rule: the next word unless it looks like an
+    option, or ``--watch=SECONDS``); the spec's default without one."""
+    text = str(parsed.value("watch"))
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= MIN_WATCH_S or seconds == float("inf"):
+        raise UsageError(f"--watch takes a number of seconds, at least {MIN_WATCH_S:g}, not '{text}'")
+    return seconds
 
 
 def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:

@@ -260,7 +260,7 @@ _SPECS = (
         "journal-file",
         Arity.REQUIRED,
         help="kreassign: where a batched --execute keeps its journal (rollback, target, progress) for "
-        "resume and --cancel. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
+        "resume, --cancel and --progress. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
         metavar="FILE",
         apache=False,
         panel=EXTENSIONS_PANEL,
@@ -302,6 +302,18 @@ _SPECS = (
         Arity.FLAG,
         help="kreassign: --verify and --progress exit 2 while moves are still in progress and 3 when a "
         "partition is neither moving nor at its target (default: exit 0, as the Apache tool).",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "watch",
+        Arity.OPTIONAL,
+        float,
+        2,
+        help="kreassign: with --progress, redraw the report every SECONDS (default 2; the next word is taken "
+        "as SECONDS unless it starts with -) until the plan is complete or nothing moves it any more, then exit as "
+        "with --fail-if-incomplete: a live table on a terminal, plain lines of what changed otherwise.",
+        metavar="SECONDS",
         apache=False,
         panel=EXTENSIONS_PANEL,
     ),
@@ -475,7 +487,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
     "verify": ("fail-if-incomplete", "output"),
     "cancel": ("journal-file", "output"),
     "list": ("output",),
-    "progress": ("fail-if-incomplete", "output"),
+    "progress": ("fail-if-incomplete", "output", "watch", "journal-file"),
 }
 
 BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
@@ -514,6 +526,7 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "poll-interval-ms",
     "stall-timeout-ms",
     "fail-if-incomplete",
+    "watch",
 )
 
 SNAPSHOT_ACTION = "write-cluster-snapshot"
