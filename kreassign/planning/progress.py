@@ -188,9 +188,10 @@ def _rate(
     key: TopicPartitionReplica,
     dt: float | None,
 ) -> float | None:
-    if dt is None or dt <= 0 or key not in first or key not in second:
+    if dt is None or dt <= 0 or key not in second:
         return None
-    return (second[key] - first[key]) / dt
+    # a replica that had no log at the first sample (its copy started since) grew from nothing, as in ``_eta``
+    return (second[key] - first.get(key, 0)) / dt
 
 
 def _gap(leader: int | None, replica: int | None) -> int | None:

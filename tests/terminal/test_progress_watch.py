@@ -138,3 +138,42 @@ def test_ctrl_c_stops_the_watch_with_one_line_and_exit_130(kafka_cluster, moving
     said = [line for line in screen_lines(after) if "Interrupted" in line]
     assert len(said) == 1 and said[0].endswith("Interrupted."), said  # after the terminal's own "^C" echo
     assert after.rfind("\x1b[?25h") > after.rfind("\x1b[?25l")  # the cursor is shown again
+
+
+def test_watch_of_a_batched_run_says_waiting_for_the_partitions_it_has_not_reached(kafka_cluster, adapter, tmp_path):
+    """A batched --execute moving one partition of four at a time: the last partition's new replica is not on
+    broker 3 yet, because the run has not reached it. The watch (into a pipe) calls it waiting, not stuck, and ends with
+    exit 0 when the run is done."""
+    bootstrap = kafka_cluster.bootstrap_servers
+    topic = f"watch-{uuid.uuid4().hex[:10]}"
+    create_topic(bootstrap, topic, [[1, 2]] * 4, messages=4000, size=1000)  # 1 MB a partition
+    wait_until(lambda: topic in adapter.list_topic_names())
+    plan, journal = tmp_path / "plan.json", tmp_path / "journal.json"
+    moves = [{"topic": topic, "partition": p, "replicas": [3, 2]} for p in range(4)]
+    plan.write_text(json.dumps({"version": 1, "partitions": moves}))
+    base = [sys.executable, "-m", "kreassign", "--bootstrap-server", bootstrap, "--reassignment-json-file", str(plan)]
+    run = subprocess.Popen(
+        [*base, "--execute", "--max-partition-movements", "1", "--throttle", "1000000", "--journal-file", str(journal)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(journal.exists, timeout=60)  # the run has started (and found no reason to refuse)
+        watch = subprocess.run(
+            [*base, "--progress", "--watch", "1", "--journal-file", str(journal)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (watch.returncode, watch.stderr) == (0, ""), watch.stdout
+        lines = watch.stdout.splitlines()
+        assert any(line.endswith(f" {topic}-3 broker 3: waiting") for line in lines), lines
+        assert any(line.endswith(f" {topic}-3 broker 3: in sync") for line in lines), lines
+        assert any(" waiting" in line and "partitions done" in line for line in lines), lines
+        assert lines[-1].endswith(" Complete: every partition at its target, every target replica in sync.")
+        assert run.wait(timeout=60) == 0
+    finally:
+        if run.poll() is None:
+            run.terminate()
+            run.wait(timeout=60)
