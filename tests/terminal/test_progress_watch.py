@@ -67,12 +67,12 @@ def terminal_env() -> dict[str, str]:
     return env | {"TERM": "xterm-256color"}
 
 
-def spawn_watch(bootstrap: str, plan: str) -> pexpect.spawn:
+def spawn_watch(bootstrap: str, plan: str, columns: int = 80) -> pexpect.spawn:
     argv = ["-m", "kreassign", "--bootstrap-server", bootstrap, "--progress", "--watch", "1"]
     return pexpect.spawn(
         sys.executable,
         [*argv, "--reassignment-json-file", plan],
-        dimensions=(24, 80),
+        dimensions=(24, columns),
         env=terminal_env(),
         encoding="utf-8",
         timeout=120,
@@ -83,10 +83,11 @@ def screen_lines(raw: str) -> list[str]:
     return [ANSI.sub("", line) for line in re.split(r"\r?\n|\r", raw)]
 
 
-def test_watch_on_an_80_column_terminal_refreshes_and_ends_when_the_move_is_done(kafka_cluster, moving):
+@pytest.mark.parametrize("columns", [80, 140])
+def test_watch_on_a_terminal_refreshes_and_ends_when_the_move_is_done(kafka_cluster, moving, columns):
     topic, plan = moving(throttle=150_000)
     started = time.monotonic()
-    child = spawn_watch(kafka_cluster.bootstrap_servers, plan)
+    child = spawn_watch(kafka_cluster.bootstrap_servers, plan, columns)
     child.expect(pexpect.EOF, timeout=120)
     child.close()
     raw = child.before
@@ -94,7 +95,7 @@ def test_watch_on_an_80_column_terminal_refreshes_and_ends_when_the_move_is_done
     assert child.exitstatus == 0, raw  # complete: the --fail-if-incomplete code for it
     assert "Traceback" not in raw and "\x1b[" in raw  # drawn by rich, on the terminal
     lines = screen_lines(raw)
-    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert max(len(line.rstrip()) for line in lines) <= columns
     frames = re.split(r"(?=\d\d:\d\d:\d\d Reassignment progress)", ANSI.sub("", raw))[1:]
     assert len({HEADING.search(f).group(1) for f in frames}) >= 3, raw  # redrawn once a second
     rows = [re.findall(rf"{re.escape(topic)}-0\s+3\s+(copying|in sync)\s+(\S+(?: \S+)?)", f) for f in frames]

@@ -103,7 +103,9 @@ def _live(inv: Invocation, reports, every: float):
     try:
         for report in reports:
             stamp = time.strftime("%H:%M:%S")
-            # heading, header and rule, summary, note, a line for "... more": keep the table on one screen
+            size = shutil.get_terminal_size()  # the terminal may have been resized since
+            console.width = size.columns
+            # heading, header, summary, throttle note, under-replication lines, "... more": one screen at most
             view = progress_view(
                 report, f"{stamp} {heading.format(every=every)}", max_rows=max(3, size.lines - 9), width=size.columns
             )
