@@ -9,7 +9,7 @@ complete -c kreassign -l execute -d 'Kick off the reassignment as specified by t
 complete -c kreassign -l verify -d 'Verify if the reassignment completed as specified by the --reassignment-json-file option.'
 complete -c kreassign -l cancel -d 'Cancel an active reassignment.'
 complete -c kreassign -l list -d 'List all active partition reassignments.'
-complete -c kreassign -l progress -d 'Report, for each partition and target broker of the --reassignment-json-file, whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit.'
+complete -c kreassign -l progress -d 'Report, for each partition and target broker of the --reassignment-json-file, whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit (with --watch: again and again until the plan is done).'
 complete -c kreassign -l bootstrap-server -x -d 'The server(s) to use for bootstrapping.'
 complete -c kreassign -l bootstrap-controller -x -d 'The controller to use for reassignment.'
 complete -c kreassign -l command-config -r -F -d 'Property file containing configs to be passed to Admin Client.'

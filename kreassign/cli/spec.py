@@ -89,7 +89,8 @@ _SPECS = (
         "progress",
         Arity.FLAG,
         help="kreassign: report, for each partition and target broker of the --reassignment-json-file, "
-        "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit.",
+        "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit (with --watch: "
+        "again and again until the plan is done).",
         apache=False,
         panel=ACTIONS_PANEL,
     ),

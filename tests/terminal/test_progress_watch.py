@@ -178,3 +178,26 @@ def test_watch_of_a_batched_run_says_waiting_for_the_partitions_it_has_not_reach
         if run.poll() is None:
             run.terminate()
             run.wait(timeout=60)
+
+
+def test_one_off_progress_at_80_columns_has_one_line_a_replica(kafka_cluster, adapter, tmp_path):
+    """Issue 26 item 5: at 80 columns the one-off report wrapped "Broker does not host this partition" over 4
+    lines a row. A plan nobody started: each target replica on one line, its state word whole."""
+    bootstrap = kafka_cluster.bootstrap_servers
+    topic = f"watch-{uuid.uuid4().hex[:10]}"
+    create_topic(bootstrap, topic, [[1, 2], [2, 1]])
+    wait_until(lambda: topic in adapter.list_topic_names())
+    plan = tmp_path / "plan.json"
+    moves = [{"topic": topic, "partition": p, "replicas": [3, 1]} for p in (0, 1)]
+    plan.write_text(json.dumps({"version": 1, "partitions": moves}))
+    argv = ["-m", "kreassign", "--bootstrap-server", bootstrap, "--progress", "--reassignment-json-file", str(plan)]
+    child = pexpect.spawn(sys.executable, argv, dimensions=(24, 80), env=terminal_env(), encoding="utf-8")
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    assert child.exitstatus == 0, child.before  # without --fail-if-incomplete, as the Apache tool's --verify
+    lines = [line.rstrip() for line in screen_lines(child.before) if line.strip()]
+    rows = [line.split() for line in lines if line.startswith(topic)]
+    assert rows == [[f"{topic}-0", "3", "not", "started", "-", "-", "-"], [f"{topic}-0", "1", "in", "sync", "-", "-", "-"],
+                    [f"{topic}-1", "3", "not", "started", "-", "-", "-"], [f"{topic}-1", "1", "in", "sync", "-", "-", "-"]]  # fmt: skip
+    assert max(len(line) for line in lines) <= 80 and "Broker does not host" not in child.before
+    assert "0 of 2 partitions done, 2 not started" in lines
