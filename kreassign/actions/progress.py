@@ -31,6 +31,10 @@ from kreassign.planning.throttles import (
 )
 
 DEFAULT_INTERVAL_S = 1.0
+STUCK_FOR_S = 10.0
+"""--watch: how long the plan must stay not at target (a partition neither moving nor at its target, an unknown
+topic, partition or broker) before the watch gives up: a broker restarting, or a batched run about to start,
+is not the end."""
 RATE_WINDOW_S = 10.0
 """--watch: rates are measured against the oldest sample of the last this many seconds (a throttled copy
 moves in bursts: over one short refresh it often copies nothing)."""
@@ -100,11 +104,12 @@ def watch_progress(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], object] = time.sleep,
 ) -> Iterator[ProgressReport]:
-    """--watch: a report every ``every_s`` seconds, until the plan is complete or nothing moves it any more
-    (the last report's outcome is not ``in_progress``). Rates come from the oldest sample of the last
-    ``RATE_WINDOW_S`` seconds."""
+    """--watch: a report every ``every_s`` seconds, until the plan is complete, or nothing has moved it for
+    ``STUCK_FOR_S`` seconds (the last report's outcome is then ``complete`` or ``not_at_target``). Rates come from
+    the oldest sample of the last ``RATE_WINDOW_S`` seconds."""
     reader = _Reader(port, plan, journal_path, clock)
     samples: deque[ReplicaSample] = deque()
+    stuck_since: float | None = None
     while True:
         started = clock()
         while samples and started - samples[0].at > RATE_WINDOW_S:
@@ -112,8 +117,14 @@ def watch_progress(
         report, sample = reader.report(reader.metadata(), samples[0] if samples else None)
         samples.append(sample)
         yield with_throttles(report, read_throttles(port, report))
-        if report.outcome is not PlanOutcome.IN_PROGRESS:
+        if report.outcome is PlanOutcome.COMPLETE:
             return
+        if report.outcome is PlanOutcome.NOT_AT_TARGET:
+            stuck_since = started if stuck_since is None else stuck_since
+            if started - stuck_since >= STUCK_FOR_S:
+                return
+        else:
+            stuck_since = None
         sleep(max(0.0, every_s - (clock() - started)))
 
 

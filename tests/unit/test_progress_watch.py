@@ -300,3 +300,48 @@ def test_bad_watch_values_are_usage_errors(extra, message):
 def test_watch_is_for_progress_only():
     with pytest.raises(UsageError, match=re.escape('Option "[watch]" can\'t be used with action "[verify]"')):
         validate(["--bootstrap-server", "h:1", "--verify", "--reassignment-json-file", "f", "--watch"])
+
+
+class NotStarted(Moving):
+    """t-0 stays on (1, 2); nothing moves it to (3, 2). Broker 3 is away for the first reads."""
+
+    def describe_brokers(self):
+        return [Broker(1), Broker(2)] + ([Broker(3)] if self.reads >= 2 else [])
+
+    def list_reassignments(self, partitions=None):
+        return {}
+
+    def describe_topics(self, topics):
+        return {"t": [PartitionInfo(0, (1, 2), (1, 2), 1)]}
+
+
+def test_watch_gives_up_on_a_plan_nothing_moves_only_after_a_while():
+    """A broker away or a batched run about to start is not the end: the watch ends with not_at_target only once
+    the plan has stayed so for STUCK_FOR_S (10 s) of reads."""
+    from kreassign.actions.progress import STUCK_FOR_S
+
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    plan = ReassignmentPlan(((T("t", 0), (3, 2)),))
+    reports = list(watch_progress(NotStarted(), plan, 2.0, clock=lambda: now[0], sleep=sleep))
+    assert all(r.outcome is PlanOutcome.NOT_AT_TARGET for r in reports)
+    assert len(reports) == STUCK_FOR_S / 2 + 1 and now[0] == STUCK_FOR_S
+    assert reports[0].partitions[0].replicas[0].status is ReplicaStatus.UNKNOWN_BROKER  # broker 3 away at first
+    assert reports[-1].partitions[0].replicas[0].status is ReplicaStatus.NOT_HOSTED
+
+
+def test_watch_of_a_plan_nothing_moves_exits_3(monkeypatch, tmp_path):
+    import kreassign.actions.progress
+    import kreassign.cli.app
+
+    monkeypatch.setattr(kreassign.cli.app, "open_cluster", lambda args: NotStarted())
+    monkeypatch.setattr(kreassign.actions.progress, "STUCK_FOR_S", 0.0)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 2]}]}))
+    out: list[str] = []
+    argv = ["--bootstrap-server", "h:1", "--progress", "--watch", "--reassignment-json-file", str(plan)]
+    assert run(argv, out=out.append, err=out.append) == 3
+    assert "".join(out).splitlines()[-1].endswith(" Not at target, and nothing is moving: t-0.")
