@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 from kreassign.actions.common import describe_known_topics
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
+from kreassign.errors import KreassignError, is_transient
 from kreassign.model import ReassignmentPlan
 from kreassign.planning.progress import (
     PlanOutcome,
@@ -35,6 +36,9 @@ STUCK_FOR_S = 10.0
 """--watch: how long the plan must stay not at target (a partition neither moving nor at its target, an unknown
 topic, partition or broker) before the watch gives up: a broker restarting, or a batched run about to start,
 is not the end."""
+FAILING_FOR_S = 30.0
+"""--watch: how long the cluster may keep failing in a way Kafka calls retriable (a controller or a leader moving,
+a broker restarting) before the watch stops with the error. Meanwhile the last table stays, with its time."""
 RATE_WINDOW_S = 10.0
 """--watch: rates are measured against the oldest sample of the last this many seconds (a throttled copy
 moves in bursts: over one short refresh it often copies nothing)."""
@@ -110,11 +114,20 @@ def watch_progress(
     reader = _Reader(port, plan, journal_path, clock)
     samples: deque[ReplicaSample] = deque()
     stuck_since: float | None = None
+    failing_since: float | None = None
     while True:
         started = clock()
         while samples and started - samples[0].at > RATE_WINDOW_S:
             samples.popleft()
-        report, sample = reader.report(reader.metadata(), samples[0] if samples else None)
+        try:
+            report, sample = reader.report(reader.metadata(), samples[0] if samples else None)
+        except KreassignError as exc:
+            failing_since = started if failing_since is None else failing_since
+            if not is_transient(exc) or started - failing_since >= FAILING_FOR_S:
+                raise
+            sleep(max(0.0, every_s - (clock() - started)))
+            continue
+        failing_since = None
         samples.append(sample)
         yield with_throttles(report, read_throttles(port, report))
         if report.outcome is PlanOutcome.COMPLETE:

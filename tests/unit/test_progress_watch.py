@@ -250,12 +250,11 @@ def test_watch_into_a_pipe_prints_plain_lines_and_exits_0_when_complete(monkeypa
     import kreassign.cli.app
 
     monkeypatch.setattr(kreassign.cli.app, "open_cluster", lambda args: Moving())
-    monkeypatch.setattr(kreassign.actions.progress.time, "sleep", lambda s: None)
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 2]}]}))
     out: list[str] = []
     err: list[str] = []
-    argv = ["--bootstrap-server", "h:1", "--progress", "--watch", "--reassignment-json-file", str(plan)]
+    argv = ["--bootstrap-server", "h:1", "--progress", "--watch=0.5", "--reassignment-json-file", str(plan)]
     assert run(argv, out=out.append, err=err.append) == 0
     text = "".join(out)
     assert err == [] and "\x1b" not in text
@@ -342,6 +341,39 @@ def test_watch_of_a_plan_nothing_moves_exits_3(monkeypatch, tmp_path):
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 2]}]}))
     out: list[str] = []
-    argv = ["--bootstrap-server", "h:1", "--progress", "--watch", "--reassignment-json-file", str(plan)]
+    argv = ["--bootstrap-server", "h:1", "--progress", "--watch=0.5", "--reassignment-json-file", str(plan)]
     assert run(argv, out=out.append, err=out.append) == 3
     assert "".join(out).splitlines()[-1].endswith(" Not at target, and nothing is moving: t-0.")
+
+
+class Flaky(Moving):
+    """Moving, but the controller does not answer the first ``fails`` times it is asked for reassignments."""
+
+    def __init__(self, fails: int) -> None:
+        super().__init__()
+        self.fails = fails
+
+    def list_reassignments(self, partitions=None):
+        from kreassign.errors import ClusterTimeoutError
+
+        if self.fails:
+            self.fails -= 1
+            raise ClusterTimeoutError("Timed out waiting for a node assignment.")
+        return super().list_reassignments(partitions)
+
+
+def test_watch_rides_out_a_cluster_that_fails_for_a_while_and_stops_on_one_that_keeps_failing():
+    from kreassign.actions.progress import FAILING_FOR_S
+    from kreassign.errors import ClusterTimeoutError
+
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    plan = ReassignmentPlan(((T("t", 0), (3, 2)),))
+    reports = list(watch_progress(Flaky(fails=3), plan, 2.0, clock=lambda: now[0], sleep=sleep))
+    assert reports[-1].outcome is PlanOutcome.COMPLETE and now[0] >= 6.0
+    with pytest.raises(ClusterTimeoutError):
+        list(watch_progress(Flaky(fails=10**6), plan, 2.0, clock=lambda: now[0], sleep=sleep))
+    assert now[0] >= 6.0 + FAILING_FOR_S
