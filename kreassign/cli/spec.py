@@ -382,7 +382,8 @@ _SPECS = (
         "max-disk-usage",
         Arity.REQUIRED,
         help="kreassign: with --strategy balanced, the share of a broker's disk (capacity_bytes of the snapshot, "
-        "or the log dirs' total bytes; 0 < F <= 1, default 0.8) no broker may end above when it is not above it "
+        "or the total bytes of its log dirs' volumes, each once; 0 < F <= 1, default 0.8) no broker may end above "
+        "when it is not above it "
         "already. The plan routes replicas around such a broker (back where they are, else to the brokers with "
         "the fewest replicas and the most room, racks respected); when it cannot, it is refused with an error. "
         "Brokers of unknown capacity are not checked.",

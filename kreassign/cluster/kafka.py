@@ -965,6 +965,7 @@ class KafkaCluster:
                         sizes,
                         None if total is None or total < 0 else total,
                         None if usable is None or usable < 0 else usable,
+                        cordoned=bool(getattr(log_dir, "is_cordoned", False)),
                     )
                 )
             result[broker_id] = sorted(dirs, key=lambda d: d.path)
