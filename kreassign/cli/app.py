@@ -20,13 +20,31 @@ from kreassign.gcpause import gc_paused
 
 
 def _stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    _write(sys.stdout, 1, text)
 
 
 def _stderr(text: str) -> None:
-    sys.stderr.write(text)
-    sys.stderr.flush()
+    _write(sys.stderr, 2, text)
+
+
+def _write(stream, fd: int, text: str) -> None:
+    """A write to stdout or stderr that survives its reader leaving (``| head -1``): like the Apache tool
+    (Java's System.out ignores a broken pipe), the command goes on to its end and its exit status, quietly;
+    what it would have printed there is dropped."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        discard_output(fd)
+
+
+def discard_output(fd: int) -> None:
+    """From now on fd 1 or 2 goes to /dev/null: later writes, and the interpreter's flush at exit, succeed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[str], None] = _stderr) -> int:
