@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from kreassign.execution.executor import Progress
+from kreassign.execution.executor import Outcome, Progress
+from kreassign.execution.journal import RunStatus
 from kreassign.humanize import format_bytes, format_duration
 
 
@@ -49,8 +50,31 @@ class PlainReporter:
     def start(self) -> None:
         pass
 
+    def finish(self, outcome: Outcome) -> None:
+        pass
+
     def stop(self) -> None:
         pass
+
+
+def outcome_line(outcome: Outcome, throttled: bool) -> str:
+    """How the run ended, in one line for the terminal when stdout (which has the full summary) is elsewhere."""
+    if outcome.status is RunStatus.COMPLETED:
+        line = f"Batched reassignment complete: {outcome.partitions} partition(s) at their target"
+    else:
+        why = f" ({outcome.message})" if outcome.message else ""
+        line = (
+            f"Batched reassignment {outcome.status}{why}: {outcome.partitions_done} of {outcome.partitions} "
+            "partition(s) at their target"
+        )
+    line += f" after {outcome.steps_done} step(s)"
+    if outcome.reverted:
+        line += f"; reverted the steps in flight of {len(outcome.reverted)} partition(s)"
+    if outcome.failures:
+        line += f"; {len(outcome.failures)} partition(s) failed"
+    if throttled:
+        line += "; throttles restored"
+    return line + ". The summary is on stdout.\n"
 
 
 class _Writer:
@@ -98,6 +122,12 @@ class RichReporter:
         )
         self._live.start()
 
+    def finish(self, outcome: Outcome) -> None:
+        """The panel's last frame shows how the run ended, then the display stops."""
+        if self._live is not None:
+            self._live.update(self._render_outcome(outcome), refresh=True)
+        self.stop()
+
     def stop(self) -> None:
         if self._live is not None:
             self._live.stop()
@@ -110,6 +140,34 @@ class RichReporter:
         self._last = progress
         if self._live is not None:
             self._live.update(self._render(progress))
+
+    def _render_outcome(self, outcome: Outcome):
+        from rich.panel import Panel
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+
+        last = self._last
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold")
+        table.add_column()
+        status = "complete" if outcome.status is RunStatus.COMPLETED else str(outcome.status)
+        if outcome.message and outcome.status is not RunStatus.COMPLETED:
+            status += f" ({outcome.message})"
+        table.add_row("status", status)
+        table.add_row("partitions", f"{outcome.partitions_done} of {outcome.partitions} at their target")
+        if outcome.reverted:
+            table.add_row("reverted", f"the steps in flight of {len(outcome.reverted)} partition(s)")
+        steps_total = outcome.steps_done if last is None else max(outcome.steps_done, last.steps_total)
+        if outcome.status is RunStatus.COMPLETED:
+            steps_total = outcome.steps_done
+        table.add_row("steps", f"{outcome.steps_done} of {steps_total}")
+        table.add_row("", ProgressBar(total=max(1, steps_total), completed=outcome.steps_done, width=40))
+        if outcome.bytes_moved is not None:
+            total = None if last is None else last.bytes_total
+            copied = format_bytes(outcome.bytes_moved)
+            table.add_row("copied", copied if total is None else f"{copied} of {format_bytes(total)}")
+        table.add_row("elapsed", format_duration(outcome.elapsed))
+        return Panel(table, title="kreassign batched reassignment", expand=False)
 
     def _render(self, p: Progress | None):
         from rich.panel import Panel

@@ -55,13 +55,31 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         output=args.value("output") or "text",
     )
     reporter = make_reporter(inv.err, inv.err_terminal)
+    throttled = throttle >= 0 or log_dir_throttle >= 0
+    # the operator watches stderr's terminal while stdout goes elsewhere (``> out.txt``): one line there too
+    elsewhere = inv.err_terminal and not inv.terminal
+
+    def finish(outcome) -> None:
+        reporter.finish(outcome)
+        if elsewhere and options.output != "json":
+            from kreassign.cli.live import outcome_line
+
+            inv.err(outcome_line(outcome, throttled))
+
     try:
         with signals_interrupt():
-            outcome = execute_batched(inv.port, plan, options, inv.out, reporter, on_start=reporter.start)
+            outcome = execute_batched(
+                inv.port, plan, options, inv.out, reporter, on_start=reporter.start, on_finish=finish
+            )
     except Interrupted as exc:  # before the executor started, or after it had finished and cleaned up
         reporter.stop()
         inv.err(f"Interrupted by {exc}.\n")
         return after_signal(exc.signum)
+    except Exception:
+        reporter.stop()
+        if elsewhere:  # the Error: line goes to stdout, like the Apache tool's
+            inv.err("Batched reassignment stopped by an error; the Error: line is on stdout.\n")
+        raise
     finally:
         reporter.stop()
     if outcome is None:
