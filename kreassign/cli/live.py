@@ -57,14 +57,22 @@ class PlainReporter:
         pass
 
 
+def _ended(outcome: Outcome) -> str:
+    """ "interrupted by SIGINT", "cancelled by --cancel", "failed (why)"."""
+    if not outcome.message:
+        return str(outcome.status)
+    if outcome.message.startswith(str(outcome.status)):
+        return outcome.message
+    return f"{outcome.status} ({outcome.message})"
+
+
 def outcome_line(outcome: Outcome, throttled: bool) -> str:
     """How the run ended, in one line for the terminal when stdout (which has the full summary) is elsewhere."""
     if outcome.status is RunStatus.COMPLETED:
         line = f"Batched reassignment complete: {outcome.partitions} partition(s) at their target"
     else:
-        why = f" ({outcome.message})" if outcome.message else ""
         line = (
-            f"Batched reassignment {outcome.status}{why}: {outcome.partitions_done} of {outcome.partitions} "
+            f"Batched reassignment {_ended(outcome)}: {outcome.partitions_done} of {outcome.partitions} "
             "partition(s) at their target"
         )
     line += f" after {outcome.steps_done} step(s)"
@@ -98,11 +106,11 @@ class RichReporter:
     """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA), written to ``err``."""
 
     def __init__(self, write: Callable[[str], object]) -> None:
-        import shutil
-
         from rich.console import Console
 
-        width = shutil.get_terminal_size().columns
+        from kreassign.cli.tty import columns
+
+        width = columns(2)  # the panel is on stderr's terminal
         self.console = Console(file=_Writer(write), force_terminal=True, width=width, highlight=False)
         self._live = None
         self._last: Progress | None = None
@@ -150,10 +158,7 @@ class RichReporter:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold")
         table.add_column()
-        status = "complete" if outcome.status is RunStatus.COMPLETED else str(outcome.status)
-        if outcome.message and outcome.status is not RunStatus.COMPLETED:
-            status += f" ({outcome.message})"
-        table.add_row("status", status)
+        table.add_row("status", "complete" if outcome.status is RunStatus.COMPLETED else _ended(outcome))
         table.add_row("partitions", f"{outcome.partitions_done} of {outcome.partitions} at their target")
         if outcome.reverted:
             table.add_row("reverted", f"the steps in flight of {len(outcome.reverted)} partition(s)")
