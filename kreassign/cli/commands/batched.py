@@ -23,9 +23,11 @@ def _positive(inv: Invocation, name: str) -> int | None:
 
 
 def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> int:
+    from contextlib import ExitStack
+
     from kreassign.actions.batched import BatchedOptions, execute_batched
     from kreassign.cli.live import make_reporter
-    from kreassign.execution.signals import Interrupted, signals_interrupt
+    from kreassign.execution.signals import Interrupted, signals_deferred, signals_interrupt
     from kreassign.planning.steps import Limits
 
     args = inv.args
@@ -59,7 +61,11 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
     # the operator watches stderr's terminal while stdout goes elsewhere (``> out.txt``): one line there too
     elsewhere = inv.err_terminal and not inv.terminal
 
+    late = ExitStack()
+
     def finish(outcome) -> None:
+        # the run is over and cleaned up: a late Ctrl-C no longer cuts its report short nor changes its status
+        late.enter_context(signals_deferred())
         reporter.finish(outcome)
         if elsewhere and options.output != "json":
             from kreassign.cli.live import outcome_line
@@ -67,7 +73,7 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
             inv.err(outcome_line(outcome, throttled))
 
     try:
-        with signals_interrupt():
+        with signals_interrupt(), late:
             outcome = execute_batched(
                 inv.port, plan, options, inv.out, reporter, on_start=reporter.start, on_finish=finish
             )
