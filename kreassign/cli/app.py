@@ -8,6 +8,7 @@ Each action is a module of ``kreassign.cli.commands``, found in its ``COMMANDS``
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -83,6 +84,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     out, err = _scrubbed(out, configs), _scrubbed(err, configs)
     # --generate and snapshots build millions of objects and free none until the end
     bulk = request.kind == "generate" or request.args.has("cluster-snapshot-file")
+    sigint = signal.getsignal(signal.SIGINT)  # a batched run ignores Ctrl-C once it has handled one
     with gc_paused() if bulk else nullcontext():
         try:
             from kreassign.cli.commands import COMMANDS, ZOOKEEPER, Invocation, command_module
@@ -100,8 +102,6 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         except KreassignError as exc:
             _report_error(f"Error: {exc.message}", exc.message, exc, json_mode, out, err)
         except KeyboardInterrupt:
-            import signal
-
             err("Interrupted.\n")
             return after_signal(signal.SIGINT)
         except Exception as exc:  # an unexpected failure still ends with one line, never a traceback
@@ -111,6 +111,8 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         finally:
             if port is not None:
                 port.close()
+            if signal.getsignal(signal.SIGINT) is not sigint:
+                signal.signal(signal.SIGINT, sigint)
     return ExitCode.ERROR
 
 

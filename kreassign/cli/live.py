@@ -3,6 +3,7 @@ seconds otherwise. stdout keeps the command's own text."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
@@ -102,6 +103,21 @@ class _Writer:
         return True
 
 
+def _whole(method):
+    """A call of the live display runs whole: SIGINT/SIGTERM arriving meanwhile interrupt the run once it has
+    returned. Cut off half-way, a frame leaves the panel's cursor moves and escape sequences broken, and the
+    last frame and the line below it are drawn over the wrong rows."""
+
+    @functools.wraps(method)
+    def whole(self, *args):
+        from kreassign.execution.signals import whole_request
+
+        with whole_request():
+            return method(self, *args)
+
+    return whole
+
+
 class RichReporter:
     """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA), written to ``err``."""
 
@@ -115,6 +131,7 @@ class RichReporter:
         self._live = None
         self._last: Progress | None = None
 
+    @_whole
     def start(self) -> None:
         from rich.live import Live
 
@@ -130,20 +147,24 @@ class RichReporter:
         )
         self._live.start()
 
+    @_whole
     def finish(self, outcome: Outcome) -> None:
         """The panel's last frame shows how the run ended, then the display stops."""
         if self._live is not None:
             self._live.update(self._render_outcome(outcome), refresh=True)
         self.stop()
 
+    @_whole
     def stop(self) -> None:
         if self._live is not None:
             self._live.stop()
             self._live = None
 
+    @_whole
     def event(self, message: str) -> None:
         self.console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}", highlight=False)
 
+    @_whole
     def progress(self, progress: Progress) -> None:
         self._last = progress
         if self._live is not None:

@@ -12,6 +12,7 @@ import os
 import shlex
 import signal
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +64,12 @@ class Terminal:
             encoding="utf-8",
             codec_errors="replace",
         )
+        # The interrupt character makes the kernel discard the output queued on the pty that the terminal has
+        # not read yet (unless NOFLSH). A terminal emulator reads at once; this one reads when the test looks,
+        # so what the program wrote just before a Ctrl-C (half a frame of the panel) would be lost here only.
+        attrs = termios.tcgetattr(self.child.child_fd)
+        attrs[3] |= termios.NOFLSH
+        termios.tcsetattr(self.child.child_fd, termios.TCSANOW, attrs)
 
     # ---------------------------------------------------------------- reading the screen
     def _pump(self, timeout: float) -> None:
@@ -106,6 +113,12 @@ class Terminal:
     # ---------------------------------------------------------------- keys and the end
     def ctrl_c(self) -> None:
         self.child.sendintr()
+
+    def pause(self, seconds: float) -> None:
+        """Wait, reading what the program shows meanwhile."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._pump(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def wait(self, timeout: float) -> int:
         """The exit status once the program has ended (128 + N if a signal N ended it); raises if it is

@@ -77,7 +77,9 @@ def after_panel(terminal: Terminal) -> str:
     """What is written below the panel's last frame, its screen rows joined and every blank left out (a row
     wrapped at a blank loses it on the screen), without the terminal's echo of Ctrl-C (^C)."""
     lines = terminal.lines()
-    bottom = max(i for i, line in enumerate(lines) if line.lstrip().startswith("╰"))
+    bottoms = [i for i, line in enumerate(lines) if line.lstrip().startswith("╰")]
+    assert bottoms, f"no panel on the screen:\n{terminal.text()}\n--- written to the terminal:\n{terminal.raw!r}"
+    bottom = bottoms[-1]
     return "".join("".join(line.replace("^C", "").split()) for line in lines[bottom + 1 :])
 
 
@@ -117,7 +119,7 @@ def test_ctrl_c_at_the_terminal_reverts_the_steps_in_flight(batched_run, port, t
         "a copy under way",
     )
     terminal.ctrl_c()
-    time.sleep(0.3)
+    terminal.pause(0.2)
     terminal.ctrl_c()  # impatient: a second Ctrl-C during the clean-up changes nothing
     status = terminal.wait(timeout=90)
     screen = terminal.text()

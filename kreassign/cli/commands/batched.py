@@ -23,6 +23,7 @@ def _positive(inv: Invocation, name: str) -> int | None:
 
 
 def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> int:
+    import signal
     from contextlib import ExitStack
 
     from kreassign.actions.batched import BatchedOptions, execute_batched
@@ -72,6 +73,9 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
 
             inv.err(outcome_line(outcome, throttled))
 
+    # Ctrl-C is the run's own from here on: a second one, or one once the run has ended (the clients closing),
+    # is ignored rather than cutting in with a KeyboardInterrupt (the CLI puts the handler back, see app.run)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         with signals_interrupt(), late:
             outcome = execute_batched(
