@@ -57,6 +57,7 @@ def execute_batched(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     on_start: Callable[[], object] = lambda: None,
+    on_finish: Callable[[Outcome], object] = lambda outcome: None,
 ) -> Outcome | None:
     """Runs the plan to its end (or prints it with --dry-run). Returns the outcome, None for a dry run or a
     request handed to the process that already runs this plan. With ``output="json"`` the text is left
@@ -142,6 +143,7 @@ def execute_batched(
         outcome = executor.run()
     finally:
         journal.unlock()
+    on_finish(outcome)  # the live display ends before the summary is printed (stdout may be the same terminal)
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
         paths = str(journal.path), str(journal.rollback_path)

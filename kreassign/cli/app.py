@@ -8,6 +8,7 @@ Each action is a module of ``kreassign.cli.commands``, found in its ``COMMANDS``
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -20,13 +21,31 @@ from kreassign.gcpause import gc_paused
 
 
 def _stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    _write(sys.stdout, 1, text)
 
 
 def _stderr(text: str) -> None:
-    sys.stderr.write(text)
-    sys.stderr.flush()
+    _write(sys.stderr, 2, text)
+
+
+def _write(stream, fd: int, text: str) -> None:
+    """A write to stdout or stderr that survives its reader leaving (``| head -1``): like the Apache tool
+    (Java's System.out ignores a broken pipe), the command goes on to its end and its exit status, quietly;
+    what it would have printed there is dropped."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        discard_output(fd)
+
+
+def discard_output(fd: int) -> None:
+    """From now on fd 1 or 2 goes to /dev/null: later writes, and the interpreter's flush at exit, succeed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[str], None] = _stderr) -> int:
@@ -65,6 +84,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     out, err = _scrubbed(out, configs), _scrubbed(err, configs)
     # --generate and snapshots build millions of objects and free none until the end
     bulk = request.kind == "generate" or request.args.has("cluster-snapshot-file")
+    sigint = signal.getsignal(signal.SIGINT)  # a batched run ignores Ctrl-C once it has handled one
     with gc_paused() if bulk else nullcontext():
         try:
             from kreassign.cli.commands import COMMANDS, ZOOKEEPER, Invocation, command_module
@@ -82,8 +102,6 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         except KreassignError as exc:
             _report_error(f"Error: {exc.message}", exc.message, exc, json_mode, out, err)
         except KeyboardInterrupt:
-            import signal
-
             err("Interrupted.\n")
             return after_signal(signal.SIGINT)
         except Exception as exc:  # an unexpected failure still ends with one line, never a traceback
@@ -93,6 +111,8 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         finally:
             if port is not None:
                 port.close()
+            if signal.getsignal(signal.SIGINT) is not sigint:
+                signal.signal(signal.SIGINT, sigint)
     return ExitCode.ERROR
 
 

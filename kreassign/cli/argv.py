@@ -101,6 +101,8 @@ def scan(argv: list[str]) -> ParsedArgs:
             break
         if token.startswith("--"):
             body = token[2:]
+        elif token == "-h":  # kreassign: -h is --help (the Apache tool fails: "h is not a recognized option")
+            body = "help"
         elif token.startswith("-") and len(token) > 1:
             body = token[1:]
             name = body.split("=", 1)[0]

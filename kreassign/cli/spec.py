@@ -3,7 +3,7 @@ the shell completions and the man page show. Pure data, no imports.
 
 * ``kreassign.cli.argv`` parses real command lines with the Apache (jopt-simple) rules from this table
   (long options, ``--name=value``, exact names only, required and optional arguments);
-* ``kreassign.cli.typer_app`` builds the Typer command of ``--help`` from it;
+* ``kreassign.cli.typer_app`` renders ``--help`` from it (and declares the Typer command);
 * ``kreassign.cli.docgen`` writes the completions and the man page from it.
 
 The table is in the order ``--help`` lists the options.

@@ -29,9 +29,9 @@ def render_plan_report(quality, engine: str, terminal: bool) -> str:
     from kreassign.cli import render_plan_report as render
 
     if terminal:
-        import shutil
+        from kreassign.cli.tty import columns
 
-        return render.render_plan_report_rich(quality, engine, width=shutil.get_terminal_size().columns)
+        return render.render_plan_report_rich(quality, engine, width=columns(2))  # stderr's terminal, not stdout's
     return render.render_plan_report_text(quality, engine)
 
 
