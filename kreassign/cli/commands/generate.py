@@ -37,25 +37,45 @@ def render_plan_report(quality, engine: str, terminal: bool) -> str:
 
 def _apache(inv: Invocation):
     from kreassign.actions.balanced import check_apache_strategy_options
-    from kreassign.actions.common import read_input_file
+    from kreassign.actions.common import naming_input_file, read_input_file
     from kreassign.actions.generate import generate_assignment
 
     args = inv.args
     check_apache_strategy_options(args)
-    topics = read_input_file(args.value("topics-to-move-json-file"))
+    path = args.value("topics-to-move-json-file")
+    topics = read_input_file(path)
     broker_list = args.value("broker-list")
     seed = args.long_value("seed")
     rack_aware = not args.has("disable-rack-aware")
-    return generate_assignment(inv.port, topics, broker_list, rack_aware=rack_aware, seed=seed, out=inv.text_out)
+    with naming_input_file("--topics-to-move-json-file", path):
+        result = generate_assignment(inv.port, topics, broker_list, rack_aware=rack_aware, seed=seed, out=inv.text_out)
+    warn_unknown_brokers(inv, result.unknown_brokers)
+    return result
+
+
+def warn_unknown_brokers(inv: Invocation, unknown: tuple[int, ...]) -> None:
+    if unknown:
+        ids = ", ".join(map(str, unknown))
+        inv.err(
+            f"kreassign: warning: --broker-list names broker(s) {ids} that the cluster does not have; the "
+            "proposal leaves them out (as the Apache tool does silently).\n"
+        )
 
 
 def _balanced(inv: Invocation):
     from kreassign.actions import balanced
-    from kreassign.actions.common import read_input_file
+    from kreassign.actions.common import naming_input_file, read_input_file
 
     args = inv.args
     balanced.check_choice("strategy", str(args.value("strategy")), balanced.STRATEGIES)
-    text = read_input_file(args.value("topics-to-move-json-file"))
+    path = args.value("topics-to-move-json-file")
+    text = read_input_file(path)
+    with naming_input_file("--topics-to-move-json-file", path):
+        return _generate_balanced(inv, balanced, text)
+
+
+def _generate_balanced(inv: Invocation, balanced, text: str):
+    args = inv.args
     return balanced.generate_balanced(
         inv.port,
         text,
