@@ -185,6 +185,12 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
     output = parsed.value("output") if parsed.has("output") else "text"
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not '{output}'")
+    if action == "execute" and parsed.has("cluster-snapshot-file") and not parsed.has("dry-run"):
+        # refused before anything is read or printed (the current assignment would come first otherwise)
+        raise UsageError(
+            "--execute with --cluster-snapshot-file needs --dry-run: a snapshot is read-only "
+            "(to move partitions, use --bootstrap-server)"
+        )
 
 
 def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:

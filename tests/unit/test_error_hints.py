@@ -233,3 +233,21 @@ def test_bad_values_of_kreassign_options_are_usage_errors_on_stderr(tmp_path, sn
     code, out, err = _cli([*argv, *extra], monkeypatch)
     assert (code, out) == (1, "")
     assert err.endswith("\nRun with --help for the list of options.\n") and err.count("\n") == 2, err
+
+
+def test_execute_on_a_snapshot_without_dry_run_is_refused_before_printing(tmp_path, snapshot):
+    """Issue 26 item 10: it printed the whole current assignment (57 KB on a large snapshot), then refused."""
+    import subprocess
+    import sys
+
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}')
+    argv = ["--execute", "--cluster-snapshot-file", str(snapshot), "--reassignment-json-file", str(plan)]
+    done = subprocess.run([sys.executable, "-m", "kreassign", *argv], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "--execute with --cluster-snapshot-file needs --dry-run: a snapshot is read-only (to move partitions, use "
+        "--bootstrap-server)\nRun with --help for the list of options.\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "kreassign", *argv, "--dry-run"], capture_output=True, timeout=60)
+    assert done.returncode == 0, done
