@@ -251,3 +251,17 @@ def test_execute_on_a_snapshot_without_dry_run_is_refused_before_printing(tmp_pa
     )
     done = subprocess.run([sys.executable, "-m", "kreassign", *argv, "--dry-run"], capture_output=True, timeout=60)
     assert done.returncode == 0, done
+
+
+def test_unknown_broker_ids_are_named_with_the_balanced_strategy(snapshot, topics_file, monkeypatch):
+    argv = ["--generate", "--cluster-snapshot-file", snapshot, "--topics-to-move-json-file", topics_file]
+    argv += ["--strategy", "balanced"]
+    code, out, err = _cli([*argv, "--broker-list", "1,2,3,99"], monkeypatch)
+    assert code == 0 and "Proposed partition reassignment configuration" in out
+    assert "kreassign: warning: --broker-list names broker(s) 99 that the cluster does not have" in err
+    code, out, err = _cli([*argv, "--broker-list", "1,99"], monkeypatch)
+    assert code == 1 and out.startswith("Error: The target replication factor of 2 cannot be reached")
+    assert err == (
+        "kreassign: --broker-list names broker(s) 99 that the cluster does not have (its brokers: 1, 2, 3); "
+        "they were left out, as the Apache tool does.\n"
+    )

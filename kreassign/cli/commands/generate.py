@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kreassign.cli.commands import Invocation
 from kreassign.cli.exit_codes import ExitCode
+from kreassign.errors import CommandError
 
 
 def run(inv: Invocation) -> int:
@@ -71,7 +72,35 @@ def _balanced(inv: Invocation):
     path = args.value("topics-to-move-json-file")
     text = read_input_file(path)
     with naming_input_file("--topics-to-move-json-file", path):
-        return _generate_balanced(inv, balanced, text)
+        try:
+            generated = _generate_balanced(inv, balanced, text)
+        except CommandError as error:
+            if "cannot be reached" in error.message:  # too few brokers: were some of the list unknown?
+                _note_unknown_brokers(inv, error)
+            raise
+    warn_unknown_brokers(inv, _unknown_brokers(inv)[0])
+    return generated
+
+
+def _unknown_brokers(inv: Invocation):
+    """(ids of --broker-list the cluster does not have, the cluster's brokers); a snapshot's from its head."""
+    from kreassign.actions.generate import unknown_broker_ids
+    from kreassign.formats import parse_broker_list
+    from kreassign.snapshot import SnapshotCluster
+
+    port = inv.port.brokers_only() if isinstance(inv.port, SnapshotCluster) else inv.port
+    brokers = port.describe_brokers()
+    return unknown_broker_ids(parse_broker_list(inv.args.value("broker-list")), brokers), brokers
+
+
+def _note_unknown_brokers(inv: Invocation, error: BaseException) -> None:
+    from kreassign.actions.generate import note_unknown_brokers
+
+    try:
+        unknown, brokers = _unknown_brokers(inv)
+    except Exception:  # the original error is what counts
+        return
+    note_unknown_brokers(error, unknown, brokers)
 
 
 def _generate_balanced(inv: Invocation, balanced, text: str):
