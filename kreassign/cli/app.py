@@ -91,12 +91,14 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
 
             if request.args.has("zookeeper"):  # the deprecated legacy path
                 command = command_module(ZOOKEEPER)
-                port = command.open_port(request.args, err)
+                port = command.open_port(request.args, out, err)
             else:
                 command = command_module(COMMANDS[request.kind])
                 port = open_cluster(request.args)
                 configs.append(port)
             return command.run(Invocation(request.kind, request.args, port, out, err, terminal, err_terminal))
+        except UsageError as exc:  # a bad value of one of kreassign's own options: like the argv checks above
+            err(f"{exc.message}\nRun with --help for the list of options.\n")
         except TerseError as exc:
             _report_error(exc.message, exc.message, exc, json_mode, out, err)
         except KreassignError as exc:
@@ -157,7 +159,7 @@ def open_cluster(args: ParsedArgs):
     config = load_client_config(args.value("command-config")) if args.has("command-config") else None
     if args.has("bootstrap-controller"):
         controllers = args.value("bootstrap-controller")
-        parse_bootstrap_addresses(controllers)
+        parse_bootstrap_addresses(controllers, "--bootstrap-controller")
         return KafkaCluster(bootstrap_controllers=controllers, client_config=config)
     servers = args.value("bootstrap-server")
     parse_bootstrap_addresses(servers)

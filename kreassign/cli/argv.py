@@ -191,6 +191,12 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
         watch_seconds(parsed)
         if output == "json":
             raise UsageError("--watch draws a table; with --output json, run --progress once per poll instead")
+    if action == "execute" and parsed.has("cluster-snapshot-file") and not parsed.has("dry-run"):
+        # refused before anything is read or printed (the current assignment would come first otherwise)
+        raise UsageError(
+            "--execute with --cluster-snapshot-file needs --dry-run: a snapshot is read-only "
+            "(to move partitions, use --bootstrap-server)"
+        )
 
 
 MIN_WATCH_S = 0.5

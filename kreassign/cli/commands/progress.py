@@ -8,10 +8,13 @@ from kreassign.cli.commands import OUTCOME_EXIT_CODES, Invocation
 
 def run(inv: Invocation) -> int:
     from kreassign import formats
-    from kreassign.actions.common import read_input_file
+    from kreassign.actions.common import naming_input_file, read_input_file
     from kreassign.actions.progress import read_progress
 
-    plan = formats.parse_reassignment_json(read_input_file(inv.args.value("reassignment-json-file")))
+    path = inv.args.value("reassignment-json-file")
+    text = read_input_file(path)
+    with naming_input_file("--reassignment-json-file", path):
+        plan = formats.parse_reassignment_json(text)
     journal = inv.args.value("journal-file")
     if inv.args.has("watch"):
         return watch(inv, plan, journal)
