@@ -17,13 +17,15 @@ priority order) and looked at again only while a slot of that broker is free, RE
 slot and poll, best first, so choosing costs what it starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
-steps still moving (unless the plan completed), restores the throttles recorded before the first step,
-and writes the outcome to the journal.
+steps still moving (unless the plan completed) and puts their partitions back in their source's exact order,
+restores the throttles recorded before the first step, elects the preferred leaders of the partitions the
+run touched, and writes the outcome to the journal (``cleanup.py``). What others do meanwhile (a step
+cancelled, a throttle removed, a topic deleted) is watched for in ``watch.py``: the first two stop the run
+as its own ``--cancel`` does.
 """
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import statistics
 import time
@@ -34,9 +36,11 @@ from typing import Protocol, TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
+from kreassign.execution.cleanup import cancel_steps, elect_preferred, restore_order, restore_throttles
 from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
+from kreassign.execution.watch import METADATA_LAG_ALLOWANCE, Ended, ThrottleWatch, deleted_topics, ended_step
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
 from kreassign.planning.progress import UnderReplication, classify_urp
@@ -75,9 +79,6 @@ of 19 windows the broker asked still showed some of the steps just finished unde
 a poll (0.1 s) after the others, as a second submission. With the re-reads the wall time of that benchmark
 did not change beyond the noise (3 runs each way): the windows that still split end over two polls at the
 controller itself."""
-
-METADATA_LAG_ALLOWANCE = 15.0
-"""Seconds a run waits for the brokers to learn a topic the controller already has (one just created)."""
 
 
 def waiting_out_metadata_lag(
@@ -153,9 +154,6 @@ class Outcome:
     signum: int | None = None  # the signal that interrupted the run
 
 
-OFFLINE_RECHECKS = 5
-"""How many times (a second apart) clean-up asks again before leaving an offline broker's rates for later."""
-
 HEALTH_RECHECK_S = 10.0
 """How often a partition that waits for its health (under-replicated, at or under min ISR) is read again."""
 
@@ -181,6 +179,9 @@ TOPIC_LIST_REFRESH_S = 60.0
 """--adaptive: how often the cluster's list of topics is read again."""
 
 ORDERS = ("plan", "small-first", "large-first")
+
+FAILING_REMINDER_S = 30.0
+"""While the cluster keeps failing, how often the run says it is still retrying (and how long it has left)."""
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
 _HEALTH = -2  # the parking place of partitions waiting for their health
@@ -227,7 +228,12 @@ class BatchedExecutor:
         self.poll_interval = poll_interval
         self.clock = clock
         self.sleep = sleep
-        self.throttles = ThrottleLifecycle(port, state.recorded_throttles)
+        self.throttles = ThrottleLifecycle(port, state.recorded_throttles, clock)
+        self.throttle_watch = ThrottleWatch(port, self.throttles, clock)
+        self.cancelled_by_others: dict[TopicPartition, Step] = {}  # steps another client cancelled
+        self._stop: str | None = None  # why the run stops as if cancelled (a change made by another client)
+        self.touched: set[TopicPartition] = set()  # partitions this run started (or adopted) a step of
+        self.deleted: set[str] = set()  # topics of the plan deleted during the run
         self.order = order
         self.moving: dict[TopicPartition, _Moving] = {}
         self.failures: dict[TopicPartition, str] = {}
@@ -277,6 +283,7 @@ class BatchedExecutor:
         self._offline_since: dict[int, float] = {}
         self._live: set[int] = set()
         self._failing_since: float | None = None
+        self._failing_told = 0.0
         self._changed_at = clock()  # the start of the last poll that started or finished a step (QUICK_POLL)
         self._poll_started = self._previous_poll = self._changed_at
         self._took: deque[float] = deque(maxlen=64)  # how long the last steps took, start to end (_until_due)
@@ -292,12 +299,17 @@ class BatchedExecutor:
                 self._previous_poll, self._poll_started = self._poll_started, poll_started
                 before = (self._remaining_total, len(self.moving))
                 request = self._control()
-                if request == "cancel":
-                    status, message = RunStatus.CANCELLED, "cancelled by --cancel"
+                if request is not None:
+                    status, message = RunStatus.CANCELLED, request
                     break
                 try:
                     self._observe_brokers()
                     self._finish_steps()
+                    self._watch_throttles()
+                    if self._stop is not None:
+                        status, message = RunStatus.CANCELLED, self._stop
+                        self.reporter.event(f"Stopping: {self._stop}")
+                        break
                     if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
                         status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
                         break
@@ -308,10 +320,12 @@ class BatchedExecutor:
                     self.reporter.progress(self._progress())
                     self._failing_since = None
                 except KreassignError as exc:
-                    # a topic unknown to the broker asked: its metadata lags (the stall timeout bounds the wait)
+                    # a topic unknown to the broker asked: deleted, or its metadata lags (the stall timeout
+                    # bounds the wait)
                     if not is_transient(exc) and not isinstance(exc, UnknownTopicOrPartitionError):
                         raise
-                    self._wait_out(exc)
+                    if not (isinstance(exc, UnknownTopicOrPartitionError) and self._drop_deleted_topics()):
+                        self._wait_out(exc)
                 # the next poll (see QUICK_POLL), the time this one took included; a finished step waiting for a
                 # broker's metadata counts as a change (the metadata usually catches up within ms)
                 if before != (self._remaining_total, len(self.moving)) or self._lag_notes:
@@ -405,6 +419,40 @@ class BatchedExecutor:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
         self._throttle_moving()
 
+    def _watch_throttles(self) -> None:
+        """A throttle of the run removed by another client stops the run (watch.ThrottleWatch)."""
+        if self._stop is not None or not self.moving:
+            return
+        brokers = {b for m in self.moving.values() for b in m.brokers}
+        removed = self.throttle_watch.check(brokers, self.state.throttle, self.state.log_dir_throttle)
+        if removed is not None:
+            self.reporter.event(f"The {removed}")
+            self._stop = str(removed)
+
+    def _drop_deleted_topics(self) -> bool:
+        """After an unknown topic: the plan's topics the cluster no longer lists are dropped from the run (their
+        partitions fail, their steps and throttles are forgotten). False when none was deleted (a broker's
+        metadata lags instead)."""
+        unfinished = {tp.topic for tp in self.state.target if tp not in self.done and tp not in self.failures}
+        gone = deleted_topics(self.port, unfinished - self.deleted)
+        if not gone:
+            return False
+        for topic in sorted(gone):
+            self.deleted.add(topic)
+            self.throttles.forget_topic(topic)
+            self._described.pop(topic, None)
+            partitions = [tp for tp in self.state.target if tp.topic == topic]
+            self.reporter.event(
+                f"Topic {topic} was deleted during the run: its {len(partitions)} partition(s) are dropped from "
+                "the run, which goes on with the others"
+            )
+            for tp in partitions:
+                self.touched.discard(tp)
+                if tp not in self.done and tp not in self.failures:
+                    self._fail(tp, "the topic was deleted during the run", quiet=True)
+        self._save_changes()
+        return True
+
     def _waiting_out_lag(self, call: Callable[[], T]) -> T:
         return waiting_out_metadata_lag(call, clock=self.clock, sleep=self.sleep, event=self.reporter.event)
 
@@ -428,8 +476,15 @@ class BatchedExecutor:
         """The cluster failed a call in a way Kafka calls retriable (controller moving, broker down ...)."""
         now = self.clock()
         if self._failing_since is None:
-            self._failing_since = now
+            self._failing_since = self._failing_told = now
             self.reporter.event(f"The cluster did not answer ({exc.message}); retrying")
+        elif now - self._failing_told >= FAILING_REMINDER_S and now - self._failing_since <= self.stall_timeout:
+            self._failing_told = now
+            left = self.stall_timeout - (now - self._failing_since)
+            self.reporter.event(
+                f"The cluster has not answered for {now - self._failing_since:.0f} s ({exc.message}); retrying, "
+                f"stopping in {left:.0f} s (--stall-timeout-ms)"
+            )
         elif now - self._failing_since > self.stall_timeout:
             raise StalledError(
                 f"the cluster has been failing for {now - self._failing_since:.0f} s (last: {exc.message})"
@@ -473,12 +528,13 @@ class BatchedExecutor:
         self.bytes_total = total
 
     def _control(self) -> str | None:
+        """Applies the requests of the control file; returns why the run stops when one cancels it."""
         control = self.journal.read_control()
         if not control:
             return None
         self.journal.clear_control()
         if control.get("cancel"):
-            return "cancel"
+            return f"cancelled by {control.get('by') or '--cancel'}"
         throttle = control.get("throttle")
         log_dir = control.get("log_dir_throttle")
         if isinstance(throttle, int) or isinstance(log_dir, int):
@@ -700,6 +756,7 @@ class BatchedExecutor:
         brokers = step_brokers(step, leader)
         source = serving(step, leader)
         self.moving[step.partition] = _Moving(step, now, brokers, source)
+        self.touched.add(step.partition)
         self.broker_load.update(brokers)
         if step.adding:
             self.copies_in.update(step.adding)
@@ -783,26 +840,31 @@ class BatchedExecutor:
                 self._took.append(max(0.0, self._previous_poll - moving.since))  # the last poll saw it running
             self.leader[tp] = current.leader
             if tuple(current.replicas) != step.target:
-                union = set(step.source) | set(step.target)
                 now = self.clock()
-                # the controller has finished the step, the metadata of the broker we asked has not yet: it
-                # shows the step under way, or (a while at most: someone may have cancelled it) not begun
-                mid_step = set(current.replicas) == union and set(current.replicas) != set(step.source)
-                not_begun = set(current.replicas) == set(step.source) and (
-                    moving.lagging_since is None or now - moving.lagging_since < METADATA_LAG_ALLOWANCE
-                )
-                if mid_step or not_begun:
+                # the controller has finished the step, and the metadata of the broker we asked may not show it
+                # yet; or another client cancelled it (never submitted again: the run stops) or moved it
+                ended = ended_step(step, current, 0.0 if moving.lagging_since is None else now - moving.lagging_since)
+                if ended is Ended.LAGGING:
                     moving.lagging_since = moving.lagging_since or now
                     self._lag_notes[tp] = f"{tp} waits for the metadata of its finished step"
                     lagging.append(tp)
                     continue
-                # cancelled or overridden from outside: plan again from where it is
-                self.reporter.event(
-                    f"{tp}: step to {list(step.target)} did not complete (replicas are {list(current.replicas)}); re-planning"
-                )
                 self._forget(tp)
                 self.current[tp] = tuple(current.replicas)
-                self._replan(tp)
+                if ended is Ended.CANCELLED:
+                    self.reporter.event(
+                        f"{tp}: its step to {list(step.target)} was cancelled by another client "
+                        f"(replicas are {list(current.replicas)})"
+                    )
+                    self.cancelled_by_others[tp] = step
+                    self._stop = (
+                        f"step of {','.join(str(p) for p in sorted(self.cancelled_by_others))} "
+                        "cancelled by another client"
+                    )
+                else:
+                    self._fail(
+                        tp, f"moved by another client to {list(current.replicas)} instead of {list(step.target)}"
+                    )
                 continue
             if step.moves_leader and current.leader != step.target[0]:
                 # the controller ends a reassignment only with every target replica in the ISR: elect now,
@@ -841,14 +903,15 @@ class BatchedExecutor:
         if self.state.in_flight.pop(tp, None) is not None:
             self._changed.add(tp)
 
-    def _fail(self, tp: TopicPartition, reason: str) -> None:
+    def _fail(self, tp: TopicPartition, reason: str, quiet: bool = False) -> None:
         self._forget(tp)
         self.waiting.pop(tp, None)
         if tp not in self.failures and tp not in self.done:
             self._unfinished_on.subtract(self.state.target[tp])
         self._remaining_total -= self._remaining.pop(tp, 0)
         self.failures[tp] = reason
-        self.reporter.event(f"{tp}: {reason}; leaving it alone")
+        if not quiet:
+            self.reporter.event(f"{tp}: {reason}; leaving it alone")
 
     def _health_reason(self, tp: TopicPartition, info: PartitionInfo) -> str | None:
         """Why an idle partition must not move now (KIP-352: a replica of its own out of the ISR), or None."""
@@ -1037,44 +1100,37 @@ class BatchedExecutor:
         self.journal.save(self.state)
 
     def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
-        """Runs in ``finally``: revert the steps in flight (unless done), restore throttles, record the end."""
-        problems = []
+        """Runs in ``finally``: revert the steps in flight (unless done) to their source's exact order, restore
+        throttles, elect preferred leaders, record the end (cleanup.py)."""
+        problems: list[str] = []
         reverted: list[TopicPartition] = []
-        if self.moving and status is not RunStatus.COMPLETED:
-            try:
-                data_moving = [tp for tp, m in self.moving.items() if not m.electing]
-                if data_moving:
-                    errors = self.port.alter_reassignments({tp: None for tp in data_moving})
-                    # a step that finished since the last poll has nothing left to cancel
-                    finished = {tp for tp, e in errors.items() if e.exception == "NoReassignmentInProgressException"}
-                    reverted = [tp for tp in data_moving if tp not in errors]
-                    for tp in [*reverted, *finished]:
-                        self._forget(tp)
-                    problems += [
-                        f"could not cancel the step of {tp}: {errors[tp]}"
-                        for tp in sorted(errors)
-                        if tp not in finished
-                    ]
-            except Exception as exc:
-                problems.append(f"could not cancel the steps in flight: {getattr(exc, 'message', exc)}")
-        try:
-            recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
-            # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it
-            for attempt in range(OFFLINE_RECHECKS):
-                with contextlib.suppress(Exception):  # else restore with what the last poll saw
-                    self._live = {b.id for b in self.port.describe_brokers()}
-                if not recorded_brokers - self._live or attempt == OFFLINE_RECHECKS - 1:
-                    break
-                self.sleep(1.0)
-            self.throttles.restore(offline=recorded_brokers - self._live)
-            if self.throttles.pending:
-                problems.append(
-                    "the throttle rates of offline broker(s) "
-                    + ",".join(self.throttles.pending)
-                    + " stay until a later run of this plan (or --cancel) restores them"
+        steps = {tp: m.step for tp, m in self.moving.items() if not m.electing}
+        if steps and status is not RunStatus.COMPLETED:
+            reverted, ended, problems = cancel_steps(self.port, steps)
+            for tp in [*reverted, *ended]:
+                self._forget(tp)
+            # Kafka's revert keeps the step's order: put the source's back (the steps others cancelled too,
+            # and those no longer running when cancelled: someone may have cancelled them first)
+            back = {tp: steps[tp] for tp in [*reverted, *ended] if tp.topic not in self.deleted}
+            back.update(self.cancelled_by_others)
+            problems += self._guarded(
+                lambda: restore_order(self.port, back, clock=self.clock, sleep=self.sleep, event=self.reporter.event)
+            )
+        elif self.cancelled_by_others:
+            problems += self._guarded(
+                lambda: restore_order(
+                    self.port, self.cancelled_by_others, clock=self.clock, sleep=self.sleep, event=self.reporter.event
                 )
-        except Exception as exc:
-            problems.append(str(getattr(exc, "message", None) or exc))
+            )
+        recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
+        self._live, restore_problems = restore_throttles(
+            self.port, self.throttles, recorded_brokers, self._live, self.sleep
+        )
+        problems += restore_problems
+        touched = [tp for tp in self.touched if tp.topic not in self.deleted]
+        if touched:
+            self._guarded(lambda: elect_preferred(self.port, touched, self.reporter.event) or [])
+        self.state.reverted = sorted({*reverted, *self.cancelled_by_others})
         self.state.status = status if not problems else RunStatus.FAILED
         self.state.message = "; ".join([m for m in [message, *problems] if m])
         try:
@@ -1084,4 +1140,12 @@ class BatchedExecutor:
         if problems:
             self.reporter.event("Clean-up incomplete: " + "; ".join(problems))
         self.cleanup_problems = problems
-        return reverted
+        return sorted({*reverted, *self.cancelled_by_others})
+
+    @staticmethod
+    def _guarded(call: Callable[[], list[str] | None]) -> list[str]:
+        """A step of the clean-up that must not stop the next ones: its failure is one more problem."""
+        try:
+            return list(call() or [])
+        except Exception as exc:
+            return [str(getattr(exc, "message", None) or exc)]

@@ -1,0 +1,281 @@
+"""What others do to a batched run (execution/watch.py) and how a run ends (execution/cleanup.py), on the
+simulated cluster with its fake clock: a step cancelled by another client, a throttle removed by another client,
+a topic deleted, the exact revert (Kafka keeps the cancelled step's order), the preferred leaders at the end,
+and the registry of running runs that an Apache-form --cancel uses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
+from kreassign.cluster.simulated import SimulatedCluster
+from kreassign.execution.journal import Journal
+from kreassign.execution.registry import live_runs, register, registry_dir, unregister
+from kreassign.execution.watch import METADATA_LAG_ALLOWANCE, Ended, ended_step
+from kreassign.model import Broker, PartitionInfo, ReassignmentPlan, TopicPartition
+from kreassign.planning.steps import Limits, Step
+
+MB = 1_000_000
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+
+
+class Recorder:
+    def __init__(self, on_progress=None):
+        self.events: list[str] = []
+        self.polls = 0
+        self.on_progress = on_progress
+
+    def event(self, message):
+        self.events.append(message)
+
+    def progress(self, progress):
+        self.polls += 1
+        if self.on_progress:
+            self.on_progress(self.polls)
+
+
+class Submitted(SimulatedCluster):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.submitted: list[tuple[TopicPartition, tuple[int, ...]]] = []
+
+    def alter_reassignments(self, targets, allow_replication_factor_change=True):
+        self.submitted += [(tp, tuple(t)) for tp, t in targets.items() if t is not None]
+        return super().alter_reassignments(targets, allow_replication_factor_change)
+
+
+def tp(p, topic="t"):
+    return TopicPartition(topic, p)
+
+
+def cluster() -> Submitted:
+    return Submitted([Broker(i, None) for i in range(6)], bandwidth=10 * MB)
+
+
+def run(sim, targets, tmp_path, limits, reporter, **options):
+    out: list[str] = []
+    outcome = execute_batched(
+        sim,
+        ReassignmentPlan(tuple(targets.items())),
+        BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
+        out.append,
+        reporter,
+        clock=sim.clock,
+        sleep=sim.sleep,
+    )
+    return outcome, "".join(out)
+
+
+def test_the_simulated_cluster_reverts_a_cancel_as_kafka_does():
+    """Kafka drops the replicas being added and keeps the others in the reassignment's order."""
+    sim = cluster()
+    sim.add_topic("t", [(2, 3, 4)], size=MB)
+    sim.alter_reassignments({tp(0): (1, 3, 4, 2)})
+    assert sim.partitions[tp(0)].replicas == [1, 3, 4, 2]
+    sim.alter_reassignments({tp(0): None})
+    assert sim.partitions[tp(0)].replicas == [3, 4, 2]
+
+
+def test_a_step_cancelled_by_another_client_stops_the_run_exactly_reverted_and_never_submitted_again(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+    targets = {tp(p): (2, 1) for p in range(2)}  # a leader step: Kafka's revert would leave [1,0]
+
+    def apache_cancel(n):  # another client cancels the step in flight, throttles kept (--preserve-throttles)
+        if n == 3:
+            assert sim.list_reassignments()
+            sim.alter_reassignments(dict.fromkeys(sim.list_reassignments()))
+
+    reporter = Recorder(apache_cancel)
+    outcome, out = run(sim, targets, tmp_path, Limits(partitions=1), reporter, throttle=MB)
+    assert outcome.status == "cancelled"
+    assert outcome.message == "step of t-0 cancelled by another client"
+    assert "Batched reassignment cancelled (step of t-0 cancelled by another client)" in out
+    # the step [0,1] -> [2,1,0] once, never again; then only the reorder back to the source's order; the run
+    # went no further
+    assert sim.submitted == [(tp(0), (2, 1, 0)), (tp(0), (0, 1))]
+    assert sim.partitions[tp(0)].replicas == [0, 1] and sim.partitions[tp(0)].leader == 0  # the exact source
+    assert sim.list_reassignments() == {} and sim.configs == {}
+    journal = Journal(tmp_path / "j.json").load()
+    assert journal.status == "cancelled" and journal.message == "step of t-0 cancelled by another client"
+    assert journal.reverted == [tp(0)]
+    assert any("cancelled by another client" in e for e in reporter.events)
+
+
+def test_a_cancel_that_keeps_the_source_order_counts_once_the_metadata_lag_allowance_is_over():
+    step = Step(tp(0), (0, 1), (0, 2))  # merged [0,2,1]; Kafka's revert: [0,1], the source's order
+    shown = PartitionInfo(0, (0, 1), (0, 1), 0)
+    assert ended_step(step, shown, 0.0) is Ended.LAGGING  # a broker that has not learned the step's end
+    assert ended_step(step, shown, METADATA_LAG_ALLOWANCE) is Ended.CANCELLED
+    assert ended_step(Step(tp(0), (0, 1), (2, 1)), PartitionInfo(0, (1, 0), (1, 0), 1), 0.0) is Ended.CANCELLED
+    assert ended_step(step, PartitionInfo(0, (0, 2, 1), (0, 1), 0), 1e9) is Ended.LAGGING  # shown under way
+    assert ended_step(step, PartitionInfo(0, (0, 2), (0, 2), 0), 0.0) is Ended.DONE
+    assert ended_step(step, PartitionInfo(0, (4, 5), (4, 5), 4), METADATA_LAG_ALLOWANCE) is Ended.MOVED
+
+
+def test_the_own_cancel_puts_back_the_source_order_and_its_leader(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(2, 3, 4)] * 2, size=50 * MB)
+    journal = Journal(tmp_path / "j.json")
+
+    def cancel(n):
+        if n == 2:
+            journal.request(cancel=True, by="--cancel (pid 1)")
+
+    reporter = Recorder(cancel)
+    targets = {tp(p): (1, 3, 4) for p in range(2)}
+    outcome, _ = run(sim, targets, tmp_path, Limits(partitions=2, replicas=1), reporter, throttle=MB)
+    assert outcome.status == "cancelled" and outcome.message == "cancelled by --cancel (pid 1)"
+    assert sorted(outcome.reverted) == [tp(0), tp(1)]
+    for p in range(2):  # Kafka alone would leave [3,4,2], led by 2 with 3 preferred
+        assert sim.partitions[tp(p)].replicas == [2, 3, 4] and sim.partitions[tp(p)].leader == 2
+    assert any("putting back the source's order [2, 3, 4]" in e for e in reporter.events)
+    assert sim.list_reassignments() == {} and sim.configs == {}
+
+
+def test_a_signal_reverts_to_the_source_order_too(tmp_path):
+    from kreassign.execution.signals import Interrupted
+
+    sim = cluster()
+    sim.add_topic("t", [(2, 3, 4)], size=50 * MB)
+
+    def interrupt(n):
+        if n == 2:
+            raise Interrupted(15)
+
+    outcome, _ = run(sim, {tp(0): (1, 3, 4)}, tmp_path, Limits(partitions=1), Recorder(interrupt), throttle=MB)
+    assert outcome.status == "interrupted" and outcome.reverted == [tp(0)]
+    assert sim.partitions[tp(0)].replicas == [2, 3, 4] and sim.partitions[tp(0)].leader == 2
+
+
+def removal(resource_type, name, config):
+    return {ConfigResource(resource_type, name): [ConfigOp(config, OpType.DELETE)]}
+
+
+def test_a_broker_rate_removed_by_another_client_stops_the_run(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+
+    def kafka_configs(n):  # kafka-configs --alter --delete-config follower.replication.throttled.rate
+        if n == 3:
+            sim.incremental_alter_configs(removal(ResourceType.BROKER, "2", FOLLOWER_RATE))
+
+    reporter = Recorder(kafka_configs)
+    outcome, _ = run(sim, {tp(p): (2, 1) for p in range(2)}, tmp_path, Limits(partitions=1), reporter, throttle=MB)
+    expected = f"throttle config {FOLLOWER_RATE} of broker 2 removed by another client"
+    assert outcome.status == "cancelled" and outcome.message == expected
+    assert outcome.reverted == [tp(0)] and sim.partitions[tp(0)].replicas == [0, 1]
+    assert sim.list_reassignments() == {} and sim.configs == {}
+    assert len(sim.submitted) == 2  # the step, and the reorder back to the source's order
+    assert Journal(tmp_path / "j.json").load().message == expected
+
+
+def test_a_topic_throttle_list_removed_by_another_client_stops_the_run(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+    removed_at = []
+
+    def kafka_configs(n):
+        if n == 3:
+            sim.incremental_alter_configs(removal(ResourceType.TOPIC, "t", FOLLOWER_REPLICAS))
+            removed_at.append(sim.now)
+
+    outcome, _ = run(
+        sim, {tp(p): (2, 1) for p in range(2)}, tmp_path, Limits(partitions=1), Recorder(kafka_configs), throttle=MB
+    )
+    assert outcome.status == "cancelled"
+    assert outcome.message == f"throttle config {FOLLOWER_REPLICAS} of topic t removed by another client"
+    assert sim.list_reassignments() == {} and sim.configs == {}
+    assert outcome.elapsed - removed_at[0] < 5  # confirmed within seconds, not left unthrottled
+
+
+def test_a_rate_changed_by_another_client_is_kept_and_the_run_goes_on(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)], size=20 * MB)
+
+    def raise_rate(n):
+        if n == 3:
+            rate = ConfigResource(ResourceType.BROKER, "2")
+            sim.incremental_alter_configs({rate: [ConfigOp(FOLLOWER_RATE, OpType.SET, str(5 * MB))]})
+
+    outcome, _ = run(sim, {tp(0): (2, 1)}, tmp_path, Limits(partitions=1), Recorder(raise_rate), throttle=MB)
+    assert outcome.status == "completed" and sim.configs == {}
+
+
+def test_a_topic_deleted_during_the_run_is_dropped_and_the_run_goes_on_with_the_others(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 3, size=20 * MB)
+    sim.add_topic("u", [(0, 1)] * 3, size=20 * MB)
+    targets = {tp(p, topic): (2, 1) for topic in "tu" for p in range(3)}
+
+    def delete(n):
+        if n == 3:
+            sim.delete_topic("u")
+
+    reporter = Recorder(delete)
+    outcome, out = run(sim, targets, tmp_path, Limits(partitions=2), reporter, throttle=5 * MB)
+    assert outcome.status == "failed" and outcome.partitions_done == 3
+    assert all(sim.partitions[tp(p)].replicas == [2, 1] for p in range(3))
+    assert set(outcome.failures) == {tp(p, "u") for p in range(3)}
+    assert set(outcome.failures.values()) == {"the topic was deleted during the run"}
+    assert any(
+        e.startswith("Topic u was deleted during the run: its 3 partition(s) are dropped") for e in reporter.events
+    )
+    assert not any("Clean-up incomplete" in e or "did not answer" in e for e in reporter.events)
+    assert "Warning" not in out and sim.configs == {}
+    assert outcome.elapsed < 60  # no wait for the stall timeout (300 s)
+
+
+def test_a_run_ends_with_preferred_leaders_elected_where_in_sync(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=20 * MB)
+
+    def restart(n):  # broker 2 restarts once partition 0 has finished: another replica leads t-0 now
+        if n == 20:
+            assert sim.partitions[tp(0)].replicas == [2, 1]
+            sim.stop_broker(2)
+            sim.start_broker(2)
+            assert sim.partitions[tp(0)].leader == 1
+
+    reporter = Recorder(restart)
+    outcome, _ = run(sim, {tp(p): (2, 1) for p in range(2)}, tmp_path, Limits(partitions=1), reporter, throttle=5 * MB)
+    assert outcome.status == "completed"
+    assert all(sim.partitions[tp(p)].leader == 2 for p in range(2))
+
+
+def test_the_registry_lists_live_runs_of_a_plan_and_drops_stale_records(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    journal = Journal(tmp_path / "elsewhere" / "j.json")
+    journal.check_location()
+    # a live run: another process that holds the journal's lock and has registered
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys,time; from kreassign.execution.journal import Journal; "
+            "from kreassign.execution.registry import register; j = Journal(sys.argv[1]); assert j.try_lock(); "
+            "register('abc', j); print('ready', flush=True); time.sleep(60)",
+            str(journal.path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    try:
+        assert holder.stdout.readline() == "ready\n"
+        runs = live_runs("abc")
+        assert [(r.pid, r.journal) for r in runs] == [(holder.pid, journal.path.resolve())]
+        assert live_runs("other") == []
+    finally:
+        holder.kill()
+        holder.wait()
+    assert live_runs("abc") == []  # its process is gone: stale, ignored and removed
+    assert not list(registry_dir().glob("abc-*.json"))
+    own = register("abc", journal)  # this process's own record never counts (a cancel does not stop itself)
+    assert own is not None and live_runs("abc") == []
+    unregister(own)
+    assert not own.exists()
