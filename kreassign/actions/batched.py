@@ -412,7 +412,7 @@ def cancel_batched(
                     out(f"Could not cancel the step of {tp}: {errors[tp]}\n")
                 # Kafka's revert keeps the step's order: the source's is put back (copies nothing)
                 steps = {tp: Step(tp, *state.in_flight[tp]) for tp in reverted}
-                for problem in restore_order(port, steps, clock=clock, sleep=sleep, event=discard):
+                for problem in restore_order(port, steps, reverted=steps, clock=clock, sleep=sleep, event=discard):
                     out(f"Warning: {problem}\n")
             pending = restore_recorded(port, state.recorded_throttles)
             if pending:

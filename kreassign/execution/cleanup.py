@@ -82,20 +82,32 @@ def restore_order(
     port: ClusterPort,
     steps: Mapping[TopicPartition, Step],
     *,
+    reverted: Iterable[TopicPartition] = (),
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     event: Event,
 ) -> list[str]:
     """Put each partition whose step was cancelled back at the step's source in its exact order. ``steps``:
     the steps cancelled (by this run or by someone else) and those that were no longer running when this run
-    cancelled them (finished: left alone). Returns the problems."""
+    cancelled them (finished: left alone; cancelled by someone else first: put back). ``reverted``: those known
+    to be cancelled, whose metadata is waited for until it shows the source's replicas (a leader step's target
+    holds the source's replicas too: under way, and as a broker whose metadata lags shows it after the cancel,
+    its replicas are the target's). Returns the problems."""
     if not steps:
         return []
+    known = set(reverted)
+
+    def settled(tp: TopicPartition, current: PartitionInfo) -> bool:
+        shown, step = set(current.replicas), steps[tp]
+        if tp in known:
+            return shown == set(step.source)
+        return shown == set(step.source) or tuple(current.replicas) == step.target
+
     deadline = clock() + REORDER_WAIT_S
     info = read_partitions(port, steps)
     # the metadata of the broker asked may show the step under way a moment after the cancel
     while True:
-        unsettled = [tp for tp in info if not _settled(steps[tp], info[tp])]
+        unsettled = [tp for tp in info if not settled(tp, info[tp])]
         if not unsettled or clock() >= deadline:
             break
         sleep(0.2)
@@ -108,7 +120,7 @@ def restore_order(
     problems = [
         f"the replicas of {tp} still show its step under way ({list(info[tp].replicas)}); check its order"
         for tp in sorted(info)
-        if not _settled(steps[tp], info[tp])
+        if not settled(tp, info[tp])
     ]
     if not reorder:
         return problems
@@ -138,12 +150,6 @@ def restore_order(
     if waiting:
         problems.append(f"the reorder of {_names(waiting)} to its source's order was not seen done")
     return problems
-
-
-def _settled(step: Step, current: PartitionInfo) -> bool:
-    """The partition shows its step reverted (the source's replicas) or finished (the target's)."""
-    shown = set(current.replicas)
-    return shown in (set(step.source), set(step.target))
 
 
 def _names(partitions: Iterable[TopicPartition]) -> str:

@@ -1113,13 +1113,13 @@ class BatchedExecutor:
             # and those no longer running when cancelled: someone may have cancelled them first)
             back = {tp: steps[tp] for tp in [*reverted, *ended] if tp.topic not in self.deleted}
             back.update(self.cancelled_by_others)
-            problems += self._guarded(
-                lambda: restore_order(self.port, back, clock=self.clock, sleep=self.sleep, event=self.reporter.event)
-            )
-        elif self.cancelled_by_others:
+        else:
+            back = dict(self.cancelled_by_others)
+        if back:
+            known = {*reverted, *self.cancelled_by_others}
             problems += self._guarded(
                 lambda: restore_order(
-                    self.port, self.cancelled_by_others, clock=self.clock, sleep=self.sleep, event=self.reporter.event
+                    self.port, back, reverted=known, clock=self.clock, sleep=self.sleep, event=self.reporter.event
                 )
             )
         recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}

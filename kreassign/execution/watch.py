@@ -40,9 +40,10 @@ THROTTLE_CHECK_S = 1.0
 their brokers): one DescribeConfigs for the topics, one per broker."""
 
 THROTTLE_CONFIRM_S = 2.0
-"""A throttle config of the run seen missing counts as removed by another client when it is still missing
-this long after it was first seen missing (and after the run last wrote it): a broker may answer with a value
-older than the run's last write for a moment (metadata propagates asynchronously)."""
+"""A throttle config of the run seen missing counts as removed by another client only this long after the run
+last wrote it: a broker may answer with a value older than the run's last write for a moment (metadata
+propagates asynchronously). A config the run wrote earlier than that and now missing is removed at once:
+while it is missing the copies it throttled run at full speed."""
 
 
 class Ended(Enum):
@@ -88,7 +89,6 @@ class ThrottleWatch:
         self.throttles = throttles
         self.clock = clock
         self._checked = float("-inf")
-        self._missing_since: dict[tuple[str, str], float] = {}
 
     def check(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> Removed | None:
         """The first throttle of the run confirmed removed, or None. ``brokers``: those of the steps in flight
@@ -113,21 +113,14 @@ class ThrottleWatch:
             for config in rates:
                 expected[(f"broker {broker}", config)] = (resource, _is_set)
         if not expected:
-            self._missing_since.clear()
             return None
         described = self.port.describe_configs(list(dict.fromkeys(r for r, _ in expected.values())))
         missing = set()
         for key, (resource, holds) in expected.items():
             if not holds(described.get(resource, {}).get(key[1])):
                 missing.add(key)
-        written = self.throttles.written_at
-        for key in list(self._missing_since):
-            if key not in missing:
-                del self._missing_since[key]
         for key in sorted(missing):
-            since = self._missing_since.setdefault(key, now)
-            last_write = written.get(key, float("-inf"))
-            if now - max(since, last_write) >= THROTTLE_CONFIRM_S:
+            if now - self.throttles.written_at.get(key, float("-inf")) >= THROTTLE_CONFIRM_S:
                 return Removed(f"{key[1]} of {key[0]}")
         return None
 
