@@ -19,10 +19,11 @@ from kreassign.documents import (
 )
 from kreassign.errors import CommandError, TerseError
 from kreassign.execution.cleanup import restore_order
-from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter, waiting_out_metadata_lag
+from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
 from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
 from kreassign.execution.registry import live_runs, register, unregister
 from kreassign.execution.throttles import record_throttles, restore_recorded
+from kreassign.execution.watch import waiting_out_metadata_lag
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition

@@ -37,10 +37,17 @@ from typing import Protocol, TypeVar
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
 from kreassign.execution.cleanup import cancel_steps, elect_preferred, restore_order, restore_throttles
+from kreassign.execution.health import ClusterHealth
 from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
-from kreassign.execution.watch import METADATA_LAG_ALLOWANCE, Ended, ThrottleWatch, deleted_topics, ended_step
+from kreassign.execution.watch import (
+    Ended,
+    ThrottleWatch,
+    deleted_topics,
+    ended_step,
+    waiting_out_metadata_lag,
+)
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
 from kreassign.planning.progress import UnderReplication, classify_urp
@@ -79,31 +86,6 @@ of 19 windows the broker asked still showed some of the steps just finished unde
 a poll (0.1 s) after the others, as a second submission. With the re-reads the wall time of that benchmark
 did not change beyond the noise (3 runs each way): the windows that still split end over two polls at the
 controller itself."""
-
-
-def waiting_out_metadata_lag(
-    call: Callable[[], T],
-    *,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-    event: Callable[[str], None],
-    allowance: float = METADATA_LAG_ALLOWANCE,
-) -> T:
-    """``call()``, tried again while it fails for a topic the broker asked does not know yet: a broker learns
-    a new topic from the controller's metadata log some time after it was created, and a request goes to
-    any broker. After ``allowance`` seconds the error stands (the topic really is unknown)."""
-    deadline = clock() + allowance
-    told = False
-    while True:
-        try:
-            return call()
-        except UnknownTopicOrPartitionError as exc:
-            if clock() >= deadline:
-                raise
-            if not told:
-                event(f"A broker does not know a topic of the plan yet; waiting up to {allowance:.0f} s ({exc})")
-                told = True
-            sleep(0.5)
 
 
 @dataclass
@@ -162,21 +144,10 @@ MIN_INSYNC_REPLICAS = "min.insync.replicas"
 ADAPT_INTERVAL_S = 10.0
 """--adaptive: how often the cluster's health is sampled and the per-broker limit reconsidered."""
 
-STALLED_COPY_S = 60.0
-"""--adaptive: a copy whose bytes have not grown for this long has stopped progressing."""
-
 SIZES_TIMEOUT_S = 2.0
 """How long a poll waits for the bytes copied so far (DescribeLogDirs of the brokers receiving replicas).
 They only feed the display, so a broker stopped since the last poll costs that poll this long, not the
 API timeout; the copies then keep the bytes they last showed, and the next poll sees the broker gone."""
-
-HEALTH_SLICE_PARTITIONS = 10_000
-"""--adaptive: about how many partitions of the cluster one health sample reads. The topics of the steps in
-flight are read every sample; the others in turn, a slice at a time, so a sample costs the same on a
-cluster of any size (the whole cluster is read every ceil(partitions / slice) samples)."""
-
-TOPIC_LIST_REFRESH_S = 60.0
-"""--adaptive: how often the cluster's list of topics is read again."""
 
 ORDERS = ("plan", "small-first", "large-first")
 
@@ -250,14 +221,6 @@ class BatchedExecutor:
         self._parked: dict[int, list[tuple[tuple, TopicPartition]]] = {}
         self._health_checked = float("-inf")
         self._min_isr: dict[str, int] = {}
-        # --adaptive: the health of each topic of the cluster as last read (partitions at min ISR, really
-        # under-replicated, and how many it has), the topics in the order they are read, and where the
-        # next slice starts
-        self._topic_health: dict[str, tuple[int, int, int]] = {}
-        self._health_topics: list[str] = []
-        self._health_listed_at = float("-inf")
-        self._health_cursor = 0
-        self._plan_topics = {tp.topic for tp in state.target} or {""}
         self.broker_load: Counter[int] = Counter()
         self.copies_in: Counter[int] = Counter()  # copies in flight into each broker (new replicas)
         self.copies_out: Counter[int] = Counter()  # and out of it (as the leader serving them)
@@ -270,7 +233,7 @@ class BatchedExecutor:
         self.aimd = Aimd(limits.brokers, state.broker_limit) if adaptive and limits.brokers else None
         self._adapted_at: float | None = None
         self._peak_load = 0  # the most steps one broker was part of since the last adaptation
-        self._copy_seen: dict[TopicPartition, tuple[int, float]] = {}  # bytes copied, since when
+        self.health = ClusterHealth(port, len(state.target), {tp.topic for tp in state.target}, self._read_min_isr)
         self._known_brokers: set[int] = set()
         self.bytes_done = 0
         self.bytes_total: int | None = None
@@ -674,72 +637,9 @@ class BatchedExecutor:
                 if place >= 0:
                     self._release(place)
 
-    def _health_slice(self, now: float) -> list[str]:
-        """The topics this health sample reads: those of the steps in flight, then the next of the cluster's
-        topics in turn, up to about HEALTH_SLICE_PARTITIONS partitions."""
-        if now - self._health_listed_at >= TOPIC_LIST_REFRESH_S:
-            self._health_listed_at = now
-            self._health_topics = self.port.list_topic_names()
-            listed = set(self._health_topics)
-            for gone in set(self._topic_health) - listed:
-                del self._topic_health[gone]
-            self._health_cursor %= max(1, len(self._health_topics))
-        known = [health[2] for health in self._topic_health.values()]
-        # a topic not read yet counts as the mean topic read so far (at first: of the plan's)
-        guess = max(1, round(sum(known) / len(known) if known else len(self.state.target) / len(self._plan_topics)))
-
-        def size(topic: str) -> int:
-            health = self._topic_health.get(topic)
-            return guess if health is None else health[2]
-
-        chosen = dict.fromkeys(sorted({tp.topic for tp in self.moving}))
-        budget = HEALTH_SLICE_PARTITIONS - sum(size(t) for t in chosen)
-        topics = self._health_topics
-        for _ in range(len(topics)):
-            if budget <= 0:
-                break
-            topic = topics[self._health_cursor]
-            self._health_cursor = (self._health_cursor + 1) % len(topics)
-            if topic not in chosen:
-                chosen[topic] = None
-                budget -= size(topic)
-        return list(chosen)
-
     def _signals(self, now: float) -> Signals:
-        """The cluster's health: a slice of its topics read now (HEALTH_SLICE_PARTITIONS), the others as last
-        read."""
-        try:
-            described = self.port.read_topics(self._health_slice(now))
-        except UnknownTopicOrPartitionError:  # deleted since the list was read: read the list again next time
-            self._health_listed_at = float("-inf")
-            described = {}
-        self._read_min_isr(set(described))
-        for topic, infos in described.items():
-            min_isr = self._min_isr.get(topic, 1)
-            at_min = under = 0
-            for info in infos:
-                tp = TopicPartition(topic, info.partition)
-                moving = self.moving.get(tp)
-                adding = () if moving is None else moving.step.adding
-                own = [b for b in info.replicas if b not in adding]  # a replica being added is not missing
-                if len(info.isr) <= min_isr and any(b not in info.isr for b in own):
-                    at_min += 1
-                reassigning = None if moving is None else PartitionReassignment(info.replicas, adding, ())
-                if classify_urp(info, reassigning) is UnderReplication.UNDER_REPLICATED:
-                    under += 1
-            self._topic_health[topic] = (at_min, under, len(infos))
-        at_min = sum(health[0] for health in self._topic_health.values())
-        under = sum(health[1] for health in self._topic_health.values())
-        stalled = 0
-        for tp, moving in self.moving.items():
-            copied = self._partial.get(tp, 0)
-            seen = self._copy_seen.get(tp)
-            if seen is None or seen[0] != copied:
-                self._copy_seen[tp] = (copied, now)
-            elif moving.step.adding and not moving.electing and now - seen[1] >= STALLED_COPY_S:
-                stalled += 1
-        for tp in set(self._copy_seen) - set(self.moving):
-            del self._copy_seen[tp]
+        """The cluster's health (health.ClusterHealth) and the run's own signals."""
+        at_min, under, stalled = self.health.sample(now, self.moving, self._partial, self._min_isr)
         limit = self.broker_limit() or 0
         return Signals(
             at_min_isr=at_min,

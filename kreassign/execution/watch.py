@@ -13,6 +13,7 @@ the run, which goes on with the others.
 * :class:`ThrottleWatch` reads the run's throttle configs (the topic lists of the steps in flight, the rates
   of their brokers) and reports those another client removed.
 * :func:`deleted_topics` says which topics of the plan the cluster no longer has.
+* :func:`waiting_out_metadata_lag` waits for the brokers to learn a topic just created.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
+from kreassign.errors import UnknownTopicOrPartitionError
 from kreassign.execution.throttles import ThrottleLifecycle, entries
 from kreassign.model import PartitionInfo
 from kreassign.planning.steps import Step
@@ -44,6 +47,34 @@ THROTTLE_CONFIRM_S = 2.0
 last wrote it: a broker may answer with a value older than the run's last write for a moment (metadata
 propagates asynchronously). A config the run wrote earlier than that and now missing is removed at once:
 while it is missing the copies it throttled run at full speed."""
+
+
+T = TypeVar("T")
+
+
+def waiting_out_metadata_lag(
+    call: Callable[[], T],
+    *,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    event: Callable[[str], None],
+    allowance: float = METADATA_LAG_ALLOWANCE,
+) -> T:
+    """``call()``, tried again while it fails for a topic the broker asked does not know yet: a broker learns
+    a new topic from the controller's metadata log some time after it was created, and a request goes to
+    any broker. After ``allowance`` seconds the error stands (the topic really is unknown)."""
+    deadline = clock() + allowance
+    told = False
+    while True:
+        try:
+            return call()
+        except UnknownTopicOrPartitionError as exc:
+            if clock() >= deadline:
+                raise
+            if not told:
+                event(f"A broker does not know a topic of the plan yet; waiting up to {allowance:.0f} s ({exc})")
+                told = True
+            sleep(0.5)
 
 
 class Ended(Enum):

@@ -171,6 +171,8 @@ def test_apache_form_cancel_from_a_second_shell_stops_the_run_at_a_terminal(clus
             run.child.kill(9)
     cancel_output, cancel_code = second.before, second.exitstatus
     pid = run.child.pid
+    out = (tmp_path / "out.txt").read_text()
+    assert code == 4, f"run exit {code}\n{out}\n--- the cancel ---\n{cancel_output}"
     assert cancel_code == 0, cancel_output
     # Apache's stdout, byte for byte (here merged with stderr's one kreassign line, on the second pty)
     apache = (
