@@ -304,3 +304,40 @@ def test_the_registry_lists_live_runs_of_a_plan_and_drops_stale_records(tmp_path
     assert own is not None and live_runs("abc") == []
     unregister(own)
     assert not own.exists()
+
+
+def test_cancel_after_a_kill_puts_back_the_source_order(tmp_path):
+    """kill -9, then --cancel --journal-file: the step left in flight is reverted to its source's exact order."""
+    from kreassign.actions.batched import cancel_batched
+    from tests.unit.test_executor import cluster as watched_cluster
+    from tests.unit.test_executor import killed_after_polls
+
+    limits = Limits(partitions=1)
+    sim = watched_cluster(limits=limits)
+    sim.add_topic("t", [(2, 3, 4)], size=100 * MB)
+    targets = {tp(0): (1, 3, 4)}
+    killed_after_polls(2, sim, targets, tmp_path, limits, throttle=MB)
+    assert sim.list_reassignments() and sim.partitions[tp(0)].replicas == [1, 3, 4, 2]
+    out: list[str] = []
+    assert cancel_batched(sim, ReassignmentPlan(tuple(targets.items())), str(tmp_path / "j.json"), out.append)
+    assert "reverted the steps in flight of t-0; throttles restored." in "".join(out)
+    assert sim.partitions[tp(0)].replicas == [2, 3, 4] and sim.partitions[tp(0)].leader == 2  # Kafka: [3,4,2]
+    assert sim.list_reassignments() == {} and sim.configs == {}
+
+
+def test_the_apache_cancel_lists_the_steps_a_stopped_run_reverted_as_apache_would():
+    """--cancel without --journal-file after stopping a run (stop_live_runs): nothing is active any more, and
+    stdout is Apache's for the reassignments that were active when the cancel came."""
+    from kreassign.actions.cancel import cancel_assignment
+
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 3)
+    out: list[str] = []
+    plan = ReassignmentPlan(tuple((tp(p), (2, 1)) for p in range(3)))
+    cancel_assignment(sim, plan, preserve_throttles=True, timeout_ms=1000, out=out.append, cancelled_by_runs=[tp(1)])
+    assert "".join(out) == (
+        "Successfully cancelled partition reassignment for: t-1\nNone of the specified partition moves are active."
+    )
+    out.clear()
+    cancel_assignment(sim, plan, preserve_throttles=True, timeout_ms=1000, out=out.append)
+    assert "".join(out).startswith("None of the specified partition reassignments are active.\n")
