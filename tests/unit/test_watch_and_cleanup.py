@@ -341,3 +341,33 @@ def test_the_apache_cancel_lists_the_steps_a_stopped_run_reverted_as_apache_woul
     out.clear()
     cancel_assignment(sim, plan, preserve_throttles=True, timeout_ms=1000, out=out.append)
     assert "".join(out).startswith("None of the specified partition reassignments are active.\n")
+
+
+def test_while_the_cluster_keeps_failing_the_run_says_so_every_30_s():
+    """No minutes of silence after "retrying": a reminder every FAILING_REMINDER_S with the time left."""
+    import tempfile
+    from pathlib import Path
+
+    from kreassign.errors import TransientClusterError
+
+    class Failing(Submitted):
+        failing_until = 0.0
+
+        def describe_brokers(self):
+            if self.now < self.failing_until:
+                raise TransientClusterError("org.apache.kafka.common.errors.TimeoutException: no answer")
+            return super().describe_brokers()
+
+    sim = Failing([Broker(i, None) for i in range(6)], bandwidth=10 * MB)
+    sim.add_topic("t", [(0, 1)], size=20 * MB)
+
+    def outage(n):
+        if n == 3:
+            sim.failing_until = sim.now + 75
+
+    reporter = Recorder(outage)
+    outcome, _ = run(sim, {tp(0): (2, 1)}, Path(tempfile.mkdtemp()), Limits(partitions=1), reporter, throttle=5 * MB)
+    assert outcome.status == "completed"
+    reminders = [e for e in reporter.events if e.startswith("The cluster has not answered for")]
+    assert [r.split(" ")[6] for r in reminders] == ["30", "60"], reporter.events
+    assert "stopping in 270 s (--stall-timeout-ms)" in reminders[0]
