@@ -28,6 +28,11 @@ REORDER_WAIT_S = 15.0
 """How long the clean-up waits for the brokers' metadata to show a cancelled step reverted, and then its
 reorder done, before it reports the partition's order as left to put back."""
 
+FINISHED_OR_LAGGING_S = 3.0
+"""A leader step that was no longer running when the clean-up cancelled it, and whose metadata shows its target
+(which holds the source's replicas): finished, or cancelled by someone else and shown by a broker whose metadata
+lags. Read again for this long before it counts as finished."""
+
 OFFLINE_RECHECKS = 5
 """How many times (a second apart) clean-up asks again before leaving an offline broker's rates for later."""
 
@@ -97,13 +102,21 @@ def restore_order(
         return []
     known = set(reverted)
 
+    started = clock()
+
     def settled(tp: TopicPartition, current: PartitionInfo) -> bool:
         shown, step = set(current.replicas), steps[tp]
         if tp in known:
             return shown == set(step.source)
-        return shown == set(step.source) or tuple(current.replicas) == step.target
+        if shown == set(step.source):
+            return True
+        # the target's replicas: finished, unless the step held the source's (a leader step: its target is what
+        # a broker whose metadata lags shows of a step cancelled by someone else): looked at a while longer
+        return tuple(current.replicas) == step.target and (
+            not set(step.source) <= set(step.target) or clock() - started >= FINISHED_OR_LAGGING_S
+        )
 
-    deadline = clock() + REORDER_WAIT_S
+    deadline = started + REORDER_WAIT_S
     info = read_partitions(port, steps)
     # the metadata of the broker asked may show the step under way a moment after the cancel
     while True:

@@ -212,3 +212,32 @@ def test_a_throttle_removed_by_kafka_configs_stops_the_run_at_a_terminal(cluster
             run.child.kill(9)
     reason = "throttle config leader.replication.throttled.rate of broker 1 removed by another client"
     check_stopped_cleanly(port, topic, run, code, tmp_path, started, reason)
+
+
+def test_apache_tools_own_cancel_stops_the_run_at_a_terminal(cluster, tmp_path):
+    """Apache's kafka-reassign-partitions --cancel cancels the step and clears the throttles: the run sees the
+    one or the other first, and stops as its own --cancel stops it."""
+    bootstrap, port = cluster
+    topic = "runbook-apache-cancel"
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TERM": "xterm", "COLUMNS": "80"}
+    started = time.monotonic()
+    run = start_run(tmp_path, bootstrap, topic, env)
+    try:
+        assert wait_until(lambda: mid_step(port, topic), timeout=60, interval=0.2), "".join(run.screen)
+        apache = [*apache_tool_command(), "--bootstrap-server", bootstrap, "--cancel"]
+        apache += ["--reassignment-json-file", str(tmp_path / "plan.json")]
+        output, apache_code = pexpect.run(
+            " ".join(shlex.quote(a) for a in apache), withexitstatus=True, encoding="utf-8", timeout=120
+        )
+        assert apache_code == 0, output
+        assert f"Successfully cancelled partition reassignment for: {topic}-0" in output
+        code = run.wait(timeout=60)
+    finally:
+        if run.child.isalive():
+            run.child.kill(9)
+    journal = json.loads((tmp_path / "elsewhere" / "j1.json").read_text())
+    reason = journal["message"]
+    assert reason == f"step of {topic}-0 cancelled by another client" or (
+        reason.startswith("throttle config ") and reason.endswith(" removed by another client")
+    ), reason
+    check_stopped_cleanly(port, topic, run, code, tmp_path, started, reason)
