@@ -235,8 +235,9 @@ def test_apache_tools_own_cancel_stops_the_run_at_a_terminal(cluster, tmp_path):
     finally:
         if run.child.isalive():
             run.child.kill(9)
-    journal = json.loads((tmp_path / "elsewhere" / "j1.json").read_text())
-    reason = journal["message"]
+    out = (tmp_path / "out.txt").read_text()
+    assert code == 4, f"run exit {code}\n{out}"
+    reason = json.loads((tmp_path / "elsewhere" / "j1.json").read_text())["message"]
     assert reason == f"step of {topic}-0 cancelled by another client" or (
         reason.startswith("throttle config ") and reason.endswith(" removed by another client")
     ), reason
