@@ -383,7 +383,7 @@ def cancel_batched(
     stopped_pid: int | None = None
     reverted: list[TopicPartition] = []
     if journal.is_running_elsewhere():
-        journal.request(cancel=True)
+        journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
         deadline = clock() + wait_s
         while journal.is_running_elsewhere():
             if clock() >= deadline:
