@@ -412,6 +412,9 @@ class BatchedExecutor:
             for tp in partitions:
                 self.touched.discard(tp)
                 if tp not in self.done and tp not in self.failures:
+                    if self.bytes_total is not None:  # what it had left to copy will never be copied
+                        left = plan_partition(tp, self.current[tp], self.state.target[tp], self.limits.replicas)
+                        self.bytes_total -= sum(len(s.adding) for s in left) * self.sizes.get(tp, 0)
                     self._fail(tp, "the topic was deleted during the run", quiet=True)
         self._save_changes()
         return True
