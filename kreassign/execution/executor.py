@@ -386,7 +386,8 @@ class BatchedExecutor:
         """A throttle of the run removed by another client stops the run (watch.ThrottleWatch)."""
         if self._stop is not None or not self.moving:
             return
-        brokers = {b for m in self.moving.values() for b in m.brokers}
+        # an offline broker's configs cannot be read (nor changed): its rates are looked at once it is back
+        brokers = {b for m in self.moving.values() for b in m.brokers} & self._live
         removed = self.throttle_watch.check(brokers, self.state.throttle, self.state.log_dir_throttle)
         if removed is not None:
             self.reporter.event(f"The {removed}")

@@ -374,3 +374,31 @@ def test_while_the_cluster_keeps_failing_the_run_says_so_every_30_s():
     reminders = [e for e in reporter.events if e.startswith("The cluster has not answered for")]
     assert [r.split(" ")[6] for r in reminders] == ["30", "60"], reporter.events
     assert "stopping in 270 s (--stall-timeout-ms)" in reminders[0]
+
+
+def test_the_throttle_watch_does_not_ask_an_offline_broker(tmp_path):
+    """A broker of a step in flight stops: its configs cannot be read; the run waits for it as before, with no
+    "did not answer" from the watch, and finishes once it is back."""
+    from kreassign.errors import ClusterTimeoutError
+
+    class Strict(Submitted):
+        def describe_configs(self, resources):
+            resources = list(resources)
+            if any(r.type is ResourceType.BROKER and int(r.name) in self.offline for r in resources):
+                raise ClusterTimeoutError("Timed out waiting for a node assignment. Call: describeConfigs")
+            return super().describe_configs(resources)
+
+    sim = Strict([Broker(i, None) for i in range(6)], bandwidth=10 * MB)
+    sim.add_topic("t", [(0, 1)], size=50 * MB)
+
+    def outage(n):
+        if n == 3:
+            sim.stop_broker(2)
+        if n == 30:
+            sim.start_broker(2)
+
+    reporter = Recorder(outage)
+    outcome, _ = run(sim, {tp(0): (2, 1)}, tmp_path, Limits(partitions=1), reporter, throttle=5 * MB)
+    assert outcome.status == "completed", reporter.events
+    assert not any("did not answer" in e for e in reporter.events), reporter.events
+    assert "Broker 2 is offline; steps that need it wait" in reporter.events
