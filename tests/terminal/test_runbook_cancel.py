@@ -119,7 +119,7 @@ def start_run(tmp_path, bootstrap: str, topic: str, env: dict[str, str]) -> Term
     )
     args = ["--bootstrap-server", bootstrap, "--execute", "--reassignment-json-file", str(plan)]
     args += ["--journal-file", str(tmp_path / "elsewhere" / "j1.json"), "--max-partition-movements", "1"]
-    args += ["--throttle", "100000", "--poll-interval-ms", "200"]  # 2 MB at 100 KB/s: about 20 s a step
+    args += ["--throttle", "50000", "--poll-interval-ms", "200"]  # 2 MB at 50 KB/s: about 40 s a step
     return TerminalRun(args, tmp_path / "out.txt", env)
 
 
