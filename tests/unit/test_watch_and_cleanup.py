@@ -402,3 +402,28 @@ def test_the_throttle_watch_does_not_ask_an_offline_broker(tmp_path):
     assert outcome.status == "completed", reporter.events
     assert not any("did not answer" in e for e in reporter.events), reporter.events
     assert "Broker 2 is offline; steps that need it wait" in reporter.events
+
+
+def test_resume_then_cancel_puts_back_the_source_order(tmp_path):
+    """kill -9, the same command again (it adopts the step left in flight), then --cancel: exact revert."""
+    from tests.unit.test_executor import cluster as watched_cluster
+    from tests.unit.test_executor import killed_after_polls
+
+    limits = Limits(partitions=1)
+    sim = watched_cluster(limits=limits)
+    sim.add_topic("t", [(2, 3, 4)], size=100 * MB)
+    targets = {tp(0): (1, 3, 4)}
+    killed_after_polls(2, sim, targets, tmp_path, limits, throttle=MB)
+    assert sim.partitions[tp(0)].replicas == [1, 3, 4, 2]
+    journal = Journal(tmp_path / "j.json")
+
+    def cancel(n):
+        if n == 2:
+            journal.request(cancel=True)
+
+    reporter = Recorder(cancel)
+    outcome, _ = run(sim, targets, tmp_path, limits, reporter, throttle=MB)
+    assert "Resumed 1 step(s) left in flight by the previous run" in reporter.events
+    assert outcome.status == "cancelled" and outcome.reverted == [tp(0)]
+    assert sim.partitions[tp(0)].replicas == [2, 3, 4] and sim.partitions[tp(0)].leader == 2
+    assert sim.list_reassignments() == {} and sim.configs == {}
