@@ -382,12 +382,13 @@ class BatchedExecutor:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
         self._throttle_moving()
 
-    def _watch_throttles(self) -> None:
-        """A throttle of the run removed by another client stops the run (watch.ThrottleWatch)."""
-        if self._stop is not None or not self.moving:
+    def _watch_throttles(self, starting: frozenset[int] | set[int] = frozenset()) -> None:
+        """A throttle of the run removed by another client stops the run (watch.ThrottleWatch): those of the
+        steps in flight, and the rates of ``starting`` (the brokers of the steps about to start)."""
+        if self._stop is not None or not (self.moving or starting):
             return
         # an offline broker's configs cannot be read (nor changed): its rates are looked at once it is back
-        brokers = {b for m in self.moving.values() for b in m.brokers} & self._live
+        brokers = ({b for m in self.moving.values() for b in m.brokers} | starting) & self._live
         removed = self.throttle_watch.check(brokers, self.state.throttle, self.state.log_dir_throttle)
         if removed is not None:
             self.reporter.event(f"The {removed}")
@@ -906,6 +907,13 @@ class BatchedExecutor:
             self._waiting_notes.pop(tp, None)
             starting.append(step)
         if not starting:
+            return
+        # the rates of the brokers about to copy are looked at too (at most once a second): a rate removed while
+        # none of its broker's steps was in flight would let the new steps copy unthrottled
+        self._watch_throttles({b for s in starting for b in step_brokers(s, self.leader.get(s.partition))})
+        if self._stop is not None:
+            for step in starting:
+                self._enqueue(step.partition)
             return
         for step in starting:
             self.waiting.pop(step.partition, None)

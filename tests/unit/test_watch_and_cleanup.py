@@ -427,3 +427,19 @@ def test_resume_then_cancel_puts_back_the_source_order(tmp_path):
     assert outcome.status == "cancelled" and outcome.reverted == [tp(0)]
     assert sim.partitions[tp(0)].replicas == [2, 3, 4] and sim.partitions[tp(0)].leader == 2
     assert sim.list_reassignments() == {} and sim.configs == {}
+
+
+def test_a_rate_removed_from_a_broker_with_nothing_in_flight_stops_the_run_before_its_next_step(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=20 * MB)
+
+    def kafka_configs(n):  # broker 3 copies nothing yet (t-0 moves to 2): its rate goes
+        if n == 3:
+            sim.incremental_alter_configs(removal(ResourceType.BROKER, "3", FOLLOWER_RATE))
+
+    targets = {tp(0): (2, 1), tp(1): (3, 1)}
+    outcome, _ = run(sim, targets, tmp_path, Limits(partitions=1), Recorder(kafka_configs), throttle=5 * MB)
+    assert outcome.status == "cancelled"
+    assert outcome.message == f"throttle config {FOLLOWER_RATE} of broker 3 removed by another client"
+    assert not any(t == tp(1) for t, _ in sim.submitted)  # t-1's step never started unthrottled
+    assert sim.list_reassignments() == {} and sim.configs == {}
