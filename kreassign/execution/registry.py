@@ -3,7 +3,8 @@ Apache form, no ``--journal-file``) finds a run of the same plan wherever its jo
 
 A run writes ``$XDG_STATE_HOME/kreassign/running/<plan id>-<pid>.json`` (its pid, its journal) once it holds
 its journal's lock, and removes it when it ends. A record whose process is gone (``kill -9``, a reboot) or
-whose journal lock is free is stale: ignored, and removed by the next lookup. Asking a run to stop goes
+whose journal lock is free is stale: ignored, and removed by the next lookup of its plan or the next run of any
+plan. Asking a run to stop goes
 through its journal's control file (read on every poll): the run does its own clean-up (revert, throttles,
 journal) and exits 4; no signal is sent, so a pid reused by another process can never be hit.
 """
@@ -34,6 +35,7 @@ def register(plan: str, journal: Journal) -> Path | None:
     """Record this process as the run of ``plan`` (a plan id) with this journal. Best effort: a registry
     that cannot be written only means that a ``--cancel`` without ``--journal-file`` cannot find the run."""
     record = registry_dir() / f"{plan}-{os.getpid()}.json"
+    _prune()
     text = json.dumps({"pid": os.getpid(), "plan_id": plan, "journal": str(journal.path.resolve())}) + "\n"
     try:
         record.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -64,6 +66,18 @@ def live_runs(plan: str) -> list[LiveRun]:
             with contextlib.suppress(OSError):
                 record.unlink()  # stale
     return runs
+
+
+def _prune() -> None:
+    """Records left by runs that died without their clean-up (``kill -9``), of any plan, go."""
+    for record in registry_dir().glob("*-*.json"):
+        try:
+            pid = int(record.stem.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if not _alive(pid):
+            with contextlib.suppress(OSError):
+                record.unlink()
 
 
 def _alive(pid: int) -> bool:

@@ -303,7 +303,10 @@ def test_the_registry_lists_live_runs_of_a_plan_and_drops_stale_records(tmp_path
         holder.wait()
     assert live_runs("abc") == []  # its process is gone: stale, ignored and removed
     assert not list(registry_dir().glob("abc-*.json"))
+    dead = registry_dir() / "other-999999999.json"  # a run of another plan killed with -9 (no such pid)
+    dead.write_text('{"pid": 999999999, "journal": "/nowhere/j.json"}')
     own = register("abc", journal)  # this process's own record never counts (a cancel does not stop itself)
+    assert not dead.exists()  # a run prunes the records of dead processes, of any plan
     assert own is not None and live_runs("abc") == []
     unregister(own)
     assert not own.exists()
