@@ -18,13 +18,16 @@ from kreassign.documents import (
     limits_document,
 )
 from kreassign.errors import CommandError, TerseError
-from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter, waiting_out_metadata_lag
+from kreassign.execution.cleanup import restore_order
+from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
 from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
+from kreassign.execution.registry import live_runs, register, unregister
 from kreassign.execution.throttles import record_throttles, restore_recorded
+from kreassign.execution.watch import waiting_out_metadata_lag
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Limits, Round, busiest_broker, count_steps, plan_rounds
+from kreassign.planning.steps import Limits, Round, Step, busiest_broker, count_steps, plan_rounds
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ def execute_batched(
     _check_running(port, targets, set(resumed.in_flight) if resumed else set(), options.additional)
     if not journal.try_lock():  # lost a race with another run of the same plan
         return _hand_over(journal, options, out, json_mode)
+    registered = register(plan_id(targets), journal)  # so that --cancel without --journal-file finds this run
     try:
         if resumed:
             state = resumed
@@ -142,6 +146,7 @@ def execute_batched(
         )
         outcome = executor.run()
     finally:
+        unregister(registered)
         journal.unlock()
     on_finish(outcome)  # the live display ends before the summary is printed (stdout may be the same terminal)
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
@@ -317,6 +322,50 @@ class BatchedCancelResult:
         return batched_cancel_document(self)
 
 
+@dataclass(frozen=True)
+class StoppedRun:
+    """A batched run of the plan that an Apache-form --cancel stopped (found through the registry)."""
+
+    pid: int
+    journal: str
+    message: str
+    reverted: list[TopicPartition]
+
+
+def stop_live_runs(
+    plan: ReassignmentPlan,
+    *,
+    wait_s: float = 120.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[StoppedRun]:
+    """--cancel without --journal-file: every run of this plan alive on this machine whose journal is not the
+    default one (cancel_batched finds that one) is asked to stop, as its own --cancel would, and waited for
+    while it reverts its steps in flight and restores its throttles. Returns what each run did."""
+    default = default_journal_path(plan.targets()).resolve()
+    stopped = []
+    for run in live_runs(plan_id(plan.targets())):
+        if run.journal.resolve() == default:
+            continue
+        journal = Journal(run.journal)
+        journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
+        deadline = clock() + wait_s
+        while journal.is_running_elsewhere():
+            if clock() >= deadline:
+                raise CommandError(
+                    f"The batched reassignment of this plan (pid {run.pid}) did not stop within {wait_s:.0f} s; "
+                    f"the cancel request stays in {journal.control_path}"
+                )
+            sleep(0.2)
+        try:
+            state = journal.load()
+            message, reverted = state.message, list(state.reverted)
+        except CommandError:
+            message, reverted = "", []
+        stopped.append(StoppedRun(run.pid, str(run.journal), message, reverted))
+    return stopped
+
+
 def cancel_batched(
     port: ClusterPort,
     plan: ReassignmentPlan,
@@ -338,7 +387,7 @@ def cancel_batched(
     stopped_pid: int | None = None
     reverted: list[TopicPartition] = []
     if journal.is_running_elsewhere():
-        journal.request(cancel=True)
+        journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
         deadline = clock() + wait_s
         while journal.is_running_elsewhere():
             if clock() >= deadline:
@@ -366,6 +415,10 @@ def cancel_batched(
                 reverted = [tp for tp in ours if tp not in errors]
                 for tp in sorted(errors):
                     out(f"Could not cancel the step of {tp}: {errors[tp]}\n")
+                # Kafka's revert keeps the step's order: the source's is put back (copies nothing)
+                steps = {tp: Step(tp, *state.in_flight[tp]) for tp in reverted}
+                for problem in restore_order(port, steps, reverted=steps, clock=clock, sleep=sleep, event=discard):
+                    out(f"Warning: {problem}\n")
             pending = restore_recorded(port, state.recorded_throttles)
             if pending:
                 out(

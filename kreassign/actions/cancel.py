@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from kreassign.actions.common import Output, clear_all_throttles, find_log_dir_move_states
 from kreassign.actions.execute import execute_log_dir_moves
@@ -22,19 +22,24 @@ def cancel_assignment(
     out: Output,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    cancelled_by_runs: Iterable[TopicPartition] = (),
 ) -> tuple[set[TopicPartition], dict[TopicPartitionReplica, str]]:
-    """Returns the partitions whose reassignment was cancelled and the log-dir moves stopped (replica -> dir)."""
+    """Returns the partitions whose reassignment was cancelled and the log-dir moves stopped (replica -> dir).
+    ``cancelled_by_runs``: the steps in flight that the batched runs of this plan, stopped by this --cancel,
+    reverted themselves (stop_live_runs); they count as cancelled here, as Apache would have listed them."""
     targets = {tp for tp, _ in plan.partitions}
     running = port.list_reassignments(targets) if targets else {}
-    cancelling = {tp for tp, r in running.items() if tp in targets and (r.adding or r.removing)}
-    if cancelling:
-        errors = port.alter_reassignments(dict.fromkeys(cancelling))
+    active = {tp for tp, r in running.items() if tp in targets and (r.adding or r.removing)}
+    cancelling = active | (set(cancelled_by_runs) & targets)
+    if active:
+        errors = port.alter_reassignments(dict.fromkeys(active))
         if errors:
             plural = "" if len(errors) == 1 else "s"
             raise TerseError(
                 f"Error cancelling partition reassignment{plural} for:\n"
                 + "\n".join(f"{tp}: {errors[tp]}" for tp in sorted(errors))
             )
+    if cancelling:
         plural = "" if len(cancelling) == 1 else "s"
         out(
             f"Successfully cancelled partition reassignment{plural} for: "

@@ -5,7 +5,9 @@ which copy the partition at the broker's bandwidth (or at the follower throttle 
 listed in ``follower.replication.throttled.replicas`` and the broker has a rate), join the ISR when they
 have caught up, and the reassignment completes only when every target replica is in sync; then the
 removed replicas go, and a leader that is no longer a replica is replaced by the first in-sync target
-replica. Cancelling restores the replicas the partition had before. Brokers can be stopped and started.
+replica. Cancelling drops the replicas being added and keeps the others in the order the reassignment
+listed them (Kafka's revert: a step [1,3,4,2] from [2,3,4] comes back as [3,4,2], not [2,3,4]). Brokers
+can be stopped and started.
 Time only moves when ``advance`` (or ``sleep``) is called, so tests need no real sleeps.
 """
 
@@ -60,6 +62,7 @@ class SimulatedCluster:
         self.configs: dict[ConfigResource, dict[str, str]] = {}
         self.calls: list[str] = []  # every mutating call, for tests
         self.fail_next: dict[str, Exception] = {}  # method name -> exception raised once
+        self.deleted_topics: set[str] = set()
 
     # ---- set-up and time
     def add_topic(self, name: str, assignment: Sequence[Sequence[int]], size: int = 0, messages: int = 0) -> None:
@@ -68,6 +71,19 @@ class SimulatedCluster:
                 list(replicas), list(replicas), replicas[0], size, messages
             )
         self._topics[name] = sorted(tp for tp in self.partitions if tp.topic == name)
+
+    def delete_topic(self, name: str) -> None:
+        """The topic goes, with its configs and any reassignment of its partitions (as in Kafka)."""
+        for tp in self._topics.pop(name, []):
+            self.partitions.pop(tp, None)
+        self.configs.pop(ConfigResource(ResourceType.TOPIC, name), None)
+        self.deleted_topics.add(name)
+
+    def _unknown_topics(self, resources: Iterable[ConfigResource]) -> None:
+        for r in resources:
+            if r.type is ResourceType.TOPIC and r.name in self.deleted_topics:
+                # Kafka's DescribeConfigs/IncrementalAlterConfigs of a deleted topic: an empty message
+                raise UnknownTopicOrPartitionError("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: ")
 
     def stop_broker(self, broker_id: int) -> None:
         self.offline.add(broker_id)
@@ -232,7 +248,9 @@ class SimulatedCluster:
                     )
                     continue
                 assert part.original is not None
-                self._end_reassignment(part, part.original)
+                # Kafka's revert: the replicas being added go, the others stay in the reassignment's order
+                original = part.original
+                self._end_reassignment(part, [r for r in part.replicas if r in original])
                 continue
             unknown = [b for b in target if b not in self.brokers]
             if unknown:
@@ -287,10 +305,13 @@ class SimulatedCluster:
 
     def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
         self._fail_if_asked("describe_configs")
+        resources = list(resources)
+        self._unknown_topics(resources)
         return {r: dict(self.configs.get(r, {})) for r in resources}
 
     def incremental_alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None:
         self._fail_if_asked("incremental_alter_configs")
+        self._unknown_topics(changes)
         for resource, ops in changes.items():
             self.calls.append(f"alter_configs {resource.type.value} {resource.name} {[(o.name, o.value) for o in ops]}")
             values = self.configs.setdefault(resource, {})

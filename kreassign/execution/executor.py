@@ -17,13 +17,15 @@ priority order) and looked at again only while a slot of that broker is free, RE
 slot and poll, best first, so choosing costs what it starts, not what waits.
 
 However the loop ends (completed, cancelled, interrupted by a signal, failed), ``finally`` cancels the
-steps still moving (unless the plan completed), restores the throttles recorded before the first step,
-and writes the outcome to the journal.
+steps still moving (unless the plan completed) and puts their partitions back in their source's exact order,
+restores the throttles recorded before the first step, elects the preferred leaders of the partitions the
+run touched, and writes the outcome to the journal (``cleanup.py``). What others do meanwhile (a step
+cancelled, a throttle removed, a topic deleted) is watched for in ``watch.py``: the first two stop the run
+as its own ``--cancel`` does.
 """
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import statistics
 import time
@@ -34,9 +36,18 @@ from typing import Protocol, TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
+from kreassign.execution.cleanup import cancel_steps, elect_preferred, restore_order, restore_throttles
+from kreassign.execution.health import ClusterHealth
 from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
+from kreassign.execution.watch import (
+    Ended,
+    ThrottleWatch,
+    deleted_topics,
+    ended_step,
+    waiting_out_metadata_lag,
+)
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
 from kreassign.planning.progress import UnderReplication, classify_urp
@@ -75,34 +86,6 @@ of 19 windows the broker asked still showed some of the steps just finished unde
 a poll (0.1 s) after the others, as a second submission. With the re-reads the wall time of that benchmark
 did not change beyond the noise (3 runs each way): the windows that still split end over two polls at the
 controller itself."""
-
-METADATA_LAG_ALLOWANCE = 15.0
-"""Seconds a run waits for the brokers to learn a topic the controller already has (one just created)."""
-
-
-def waiting_out_metadata_lag(
-    call: Callable[[], T],
-    *,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-    event: Callable[[str], None],
-    allowance: float = METADATA_LAG_ALLOWANCE,
-) -> T:
-    """``call()``, tried again while it fails for a topic the broker asked does not know yet: a broker learns
-    a new topic from the controller's metadata log some time after it was created, and a request goes to
-    any broker. After ``allowance`` seconds the error stands (the topic really is unknown)."""
-    deadline = clock() + allowance
-    told = False
-    while True:
-        try:
-            return call()
-        except UnknownTopicOrPartitionError as exc:
-            if clock() >= deadline:
-                raise
-            if not told:
-                event(f"A broker does not know a topic of the plan yet; waiting up to {allowance:.0f} s ({exc})")
-                told = True
-            sleep(0.5)
 
 
 @dataclass
@@ -156,9 +139,6 @@ class Outcome:
     bytes_reverted: int = 0  # of bytes_moved, what the steps reverted by the clean-up had copied (discarded)
 
 
-OFFLINE_RECHECKS = 5
-"""How many times (a second apart) clean-up asks again before leaving an offline broker's rates for later."""
-
 HEALTH_RECHECK_S = 10.0
 """How often a partition that waits for its health (under-replicated, at or under min ISR) is read again."""
 
@@ -167,23 +147,15 @@ MIN_INSYNC_REPLICAS = "min.insync.replicas"
 ADAPT_INTERVAL_S = 10.0
 """--adaptive: how often the cluster's health is sampled and the per-broker limit reconsidered."""
 
-STALLED_COPY_S = 60.0
-"""--adaptive: a copy whose bytes have not grown for this long has stopped progressing."""
-
 SIZES_TIMEOUT_S = 2.0
 """How long a poll waits for the bytes copied so far (DescribeLogDirs of the brokers receiving replicas).
 They only feed the display, so a broker stopped since the last poll costs that poll this long, not the
 API timeout; the copies then keep the bytes they last showed, and the next poll sees the broker gone."""
 
-HEALTH_SLICE_PARTITIONS = 10_000
-"""--adaptive: about how many partitions of the cluster one health sample reads. The topics of the steps in
-flight are read every sample; the others in turn, a slice at a time, so a sample costs the same on a
-cluster of any size (the whole cluster is read every ceil(partitions / slice) samples)."""
-
-TOPIC_LIST_REFRESH_S = 60.0
-"""--adaptive: how often the cluster's list of topics is read again."""
-
 ORDERS = ("plan", "small-first", "large-first")
+
+FAILING_REMINDER_S = 30.0
+"""While the cluster keeps failing, how often the run says it is still retrying (and how long it has left)."""
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
 _HEALTH = -2  # the parking place of partitions waiting for their health
@@ -230,7 +202,12 @@ class BatchedExecutor:
         self.poll_interval = poll_interval
         self.clock = clock
         self.sleep = sleep
-        self.throttles = ThrottleLifecycle(port, state.recorded_throttles)
+        self.throttles = ThrottleLifecycle(port, state.recorded_throttles, clock)
+        self.throttle_watch = ThrottleWatch(port, self.throttles, clock)
+        self.cancelled_by_others: dict[TopicPartition, Step] = {}  # steps another client cancelled
+        self._stop: str | None = None  # why the run stops as if cancelled (a change made by another client)
+        self.touched: set[TopicPartition] = set()  # partitions this run started (or adopted) a step of
+        self.deleted: set[str] = set()  # topics of the plan deleted during the run
         self.order = order
         self.moving: dict[TopicPartition, _Moving] = {}
         self.failures: dict[TopicPartition, str] = {}
@@ -247,14 +224,6 @@ class BatchedExecutor:
         self._parked: dict[int, list[tuple[tuple, TopicPartition]]] = {}
         self._health_checked = float("-inf")
         self._min_isr: dict[str, int] = {}
-        # --adaptive: the health of each topic of the cluster as last read (partitions at min ISR, really
-        # under-replicated, and how many it has), the topics in the order they are read, and where the
-        # next slice starts
-        self._topic_health: dict[str, tuple[int, int, int]] = {}
-        self._health_topics: list[str] = []
-        self._health_listed_at = float("-inf")
-        self._health_cursor = 0
-        self._plan_topics = {tp.topic for tp in state.target} or {""}
         self.broker_load: Counter[int] = Counter()
         self.copies_in: Counter[int] = Counter()  # copies in flight into each broker (new replicas)
         self.copies_out: Counter[int] = Counter()  # and out of it (as the leader serving them)
@@ -267,7 +236,7 @@ class BatchedExecutor:
         self.aimd = Aimd(limits.brokers, state.broker_limit) if adaptive and limits.brokers else None
         self._adapted_at: float | None = None
         self._peak_load = 0  # the most steps one broker was part of since the last adaptation
-        self._copy_seen: dict[TopicPartition, tuple[int, float]] = {}  # bytes copied, since when
+        self.health = ClusterHealth(port, len(state.target), {tp.topic for tp in state.target}, self._read_min_isr)
         self._known_brokers: set[int] = set()
         self.bytes_done = 0
         self.bytes_total: int | None = None
@@ -280,6 +249,7 @@ class BatchedExecutor:
         self._offline_since: dict[int, float] = {}
         self._live: set[int] = set()
         self._failing_since: float | None = None
+        self._failing_told = 0.0
         self._changed_at = clock()  # the start of the last poll that started or finished a step (QUICK_POLL)
         self._poll_started = self._previous_poll = self._changed_at
         self._took: deque[float] = deque(maxlen=64)  # how long the last steps took, start to end (_until_due)
@@ -295,12 +265,17 @@ class BatchedExecutor:
                 self._previous_poll, self._poll_started = self._poll_started, poll_started
                 before = (self._remaining_total, len(self.moving))
                 request = self._control()
-                if request == "cancel":
-                    status, message = RunStatus.CANCELLED, "cancelled by --cancel"
+                if request is not None:
+                    status, message = RunStatus.CANCELLED, request
                     break
                 try:
                     self._observe_brokers()
                     self._finish_steps()
+                    self._watch_throttles()
+                    if self._stop is not None:
+                        status, message = RunStatus.CANCELLED, self._stop
+                        self.reporter.event(f"Stopping: {self._stop}")
+                        break
                     if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
                         status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
                         break
@@ -311,10 +286,12 @@ class BatchedExecutor:
                     self.reporter.progress(self._progress())
                     self._failing_since = None
                 except KreassignError as exc:
-                    # a topic unknown to the broker asked: its metadata lags (the stall timeout bounds the wait)
+                    # a topic unknown to the broker asked: deleted, or its metadata lags (the stall timeout
+                    # bounds the wait)
                     if not is_transient(exc) and not isinstance(exc, UnknownTopicOrPartitionError):
                         raise
-                    self._wait_out(exc)
+                    if not (isinstance(exc, UnknownTopicOrPartitionError) and self._drop_deleted_topics()):
+                        self._wait_out(exc)
                 # the next poll (see QUICK_POLL), the time this one took included; a finished step waiting for a
                 # broker's metadata counts as a change (the metadata usually catches up within ms)
                 if before != (self._remaining_total, len(self.moving)) or self._lag_notes:
@@ -412,6 +389,45 @@ class BatchedExecutor:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
         self._throttle_moving()
 
+    def _watch_throttles(self, starting: frozenset[int] | set[int] = frozenset()) -> None:
+        """A throttle of the run removed by another client stops the run (watch.ThrottleWatch): those of the
+        steps in flight, and the rates of ``starting`` (the brokers of the steps about to start)."""
+        if self._stop is not None or not (self.moving or starting):
+            return
+        # an offline broker's configs cannot be read (nor changed): its rates are looked at once it is back
+        brokers = ({b for m in self.moving.values() for b in m.brokers} | starting) & self._live
+        removed = self.throttle_watch.check(brokers, self.state.throttle, self.state.log_dir_throttle)
+        if removed is not None:
+            self.reporter.event(f"The {removed}")
+            self._stop = str(removed)
+
+    def _drop_deleted_topics(self) -> bool:
+        """After an unknown topic: the plan's topics the cluster no longer lists are dropped from the run (their
+        partitions fail, their steps and throttles are forgotten). False when none was deleted (a broker's
+        metadata lags instead)."""
+        unfinished = {tp.topic for tp in self.state.target if tp not in self.done and tp not in self.failures}
+        gone = deleted_topics(self.port, unfinished - self.deleted)
+        if not gone:
+            return False
+        for topic in sorted(gone):
+            self.deleted.add(topic)
+            self.throttles.forget_topic(topic)
+            self._described.pop(topic, None)
+            partitions = [tp for tp in self.state.target if tp.topic == topic]
+            self.reporter.event(
+                f"Topic {topic} was deleted during the run: its {len(partitions)} partition(s) are dropped from "
+                "the run, which goes on with the others"
+            )
+            for tp in partitions:
+                self.touched.discard(tp)
+                if tp not in self.done and tp not in self.failures:
+                    if self.bytes_total is not None:  # what it had left to copy will never be copied
+                        left = plan_partition(tp, self.current[tp], self.state.target[tp], self.limits.replicas)
+                        self.bytes_total -= sum(len(s.adding) for s in left) * self.sizes.get(tp, 0)
+                    self._fail(tp, "the topic was deleted during the run", quiet=True)
+        self._save_changes()
+        return True
+
     def _waiting_out_lag(self, call: Callable[[], T]) -> T:
         return waiting_out_metadata_lag(call, clock=self.clock, sleep=self.sleep, event=self.reporter.event)
 
@@ -435,8 +451,15 @@ class BatchedExecutor:
         """The cluster failed a call in a way Kafka calls retriable (controller moving, broker down ...)."""
         now = self.clock()
         if self._failing_since is None:
-            self._failing_since = now
+            self._failing_since = self._failing_told = now
             self.reporter.event(f"The cluster did not answer ({exc.message}); retrying")
+        elif now - self._failing_told >= FAILING_REMINDER_S and now - self._failing_since <= self.stall_timeout:
+            self._failing_told = now
+            left = self.stall_timeout - (now - self._failing_since)
+            self.reporter.event(
+                f"The cluster has not answered for {now - self._failing_since:.0f} s ({exc.message}); retrying, "
+                f"stopping in {left:.0f} s (--stall-timeout-ms)"
+            )
         elif now - self._failing_since > self.stall_timeout:
             raise StalledError(
                 f"the cluster has been failing for {now - self._failing_since:.0f} s (last: {exc.message})"
@@ -480,12 +503,13 @@ class BatchedExecutor:
         self.bytes_total = total
 
     def _control(self) -> str | None:
+        """Applies the requests of the control file; returns why the run stops when one cancels it."""
         control = self.journal.read_control()
         if not control:
             return None
         self.journal.clear_control()
         if control.get("cancel"):
-            return "cancel"
+            return f"cancelled by {control.get('by') or '--cancel'}"
         throttle = control.get("throttle")
         log_dir = control.get("log_dir_throttle")
         if isinstance(throttle, int) or isinstance(log_dir, int):
@@ -625,72 +649,9 @@ class BatchedExecutor:
                 if place >= 0:
                     self._release(place)
 
-    def _health_slice(self, now: float) -> list[str]:
-        """The topics this health sample reads: those of the steps in flight, then the next of the cluster's
-        topics in turn, up to about HEALTH_SLICE_PARTITIONS partitions."""
-        if now - self._health_listed_at >= TOPIC_LIST_REFRESH_S:
-            self._health_listed_at = now
-            self._health_topics = self.port.list_topic_names()
-            listed = set(self._health_topics)
-            for gone in set(self._topic_health) - listed:
-                del self._topic_health[gone]
-            self._health_cursor %= max(1, len(self._health_topics))
-        known = [health[2] for health in self._topic_health.values()]
-        # a topic not read yet counts as the mean topic read so far (at first: of the plan's)
-        guess = max(1, round(sum(known) / len(known) if known else len(self.state.target) / len(self._plan_topics)))
-
-        def size(topic: str) -> int:
-            health = self._topic_health.get(topic)
-            return guess if health is None else health[2]
-
-        chosen = dict.fromkeys(sorted({tp.topic for tp in self.moving}))
-        budget = HEALTH_SLICE_PARTITIONS - sum(size(t) for t in chosen)
-        topics = self._health_topics
-        for _ in range(len(topics)):
-            if budget <= 0:
-                break
-            topic = topics[self._health_cursor]
-            self._health_cursor = (self._health_cursor + 1) % len(topics)
-            if topic not in chosen:
-                chosen[topic] = None
-                budget -= size(topic)
-        return list(chosen)
-
     def _signals(self, now: float) -> Signals:
-        """The cluster's health: a slice of its topics read now (HEALTH_SLICE_PARTITIONS), the others as last
-        read."""
-        try:
-            described = self.port.read_topics(self._health_slice(now))
-        except UnknownTopicOrPartitionError:  # deleted since the list was read: read the list again next time
-            self._health_listed_at = float("-inf")
-            described = {}
-        self._read_min_isr(set(described))
-        for topic, infos in described.items():
-            min_isr = self._min_isr.get(topic, 1)
-            at_min = under = 0
-            for info in infos:
-                tp = TopicPartition(topic, info.partition)
-                moving = self.moving.get(tp)
-                adding = () if moving is None else moving.step.adding
-                own = [b for b in info.replicas if b not in adding]  # a replica being added is not missing
-                if len(info.isr) <= min_isr and any(b not in info.isr for b in own):
-                    at_min += 1
-                reassigning = None if moving is None else PartitionReassignment(info.replicas, adding, ())
-                if classify_urp(info, reassigning) is UnderReplication.UNDER_REPLICATED:
-                    under += 1
-            self._topic_health[topic] = (at_min, under, len(infos))
-        at_min = sum(health[0] for health in self._topic_health.values())
-        under = sum(health[1] for health in self._topic_health.values())
-        stalled = 0
-        for tp, moving in self.moving.items():
-            copied = self._partial.get(tp, 0)
-            seen = self._copy_seen.get(tp)
-            if seen is None or seen[0] != copied:
-                self._copy_seen[tp] = (copied, now)
-            elif moving.step.adding and not moving.electing and now - seen[1] >= STALLED_COPY_S:
-                stalled += 1
-        for tp in set(self._copy_seen) - set(self.moving):
-            del self._copy_seen[tp]
+        """The cluster's health (health.ClusterHealth) and the run's own signals."""
+        at_min, under, stalled = self.health.sample(now, self.moving, self._partial, self._min_isr)
         limit = self.broker_limit() or 0
         return Signals(
             at_min_isr=at_min,
@@ -707,6 +668,7 @@ class BatchedExecutor:
         brokers = step_brokers(step, leader)
         source = serving(step, leader)
         self.moving[step.partition] = _Moving(step, now, brokers, source)
+        self.touched.add(step.partition)
         self.broker_load.update(brokers)
         if step.adding:
             self.copies_in.update(step.adding)
@@ -790,26 +752,31 @@ class BatchedExecutor:
                 self._took.append(max(0.0, self._previous_poll - moving.since))  # the last poll saw it running
             self.leader[tp] = current.leader
             if tuple(current.replicas) != step.target:
-                union = set(step.source) | set(step.target)
                 now = self.clock()
-                # the controller has finished the step, the metadata of the broker we asked has not yet: it
-                # shows the step under way, or (a while at most: someone may have cancelled it) not begun
-                mid_step = set(current.replicas) == union and set(current.replicas) != set(step.source)
-                not_begun = set(current.replicas) == set(step.source) and (
-                    moving.lagging_since is None or now - moving.lagging_since < METADATA_LAG_ALLOWANCE
-                )
-                if mid_step or not_begun:
+                # the controller has finished the step, and the metadata of the broker we asked may not show it
+                # yet; or another client cancelled it (never submitted again: the run stops) or moved it
+                ended = ended_step(step, current, 0.0 if moving.lagging_since is None else now - moving.lagging_since)
+                if ended is Ended.LAGGING:
                     moving.lagging_since = moving.lagging_since or now
                     self._lag_notes[tp] = f"{tp} waits for the metadata of its finished step"
                     lagging.append(tp)
                     continue
-                # cancelled or overridden from outside: plan again from where it is
-                self.reporter.event(
-                    f"{tp}: step to {list(step.target)} did not complete (replicas are {list(current.replicas)}); re-planning"
-                )
                 self._forget(tp)
                 self.current[tp] = tuple(current.replicas)
-                self._replan(tp)
+                if ended is Ended.CANCELLED:
+                    self.reporter.event(
+                        f"{tp}: its step to {list(step.target)} was cancelled by another client "
+                        f"(replicas are {list(current.replicas)})"
+                    )
+                    self.cancelled_by_others[tp] = step
+                    self._stop = (
+                        f"step of {','.join(str(p) for p in sorted(self.cancelled_by_others))} "
+                        "cancelled by another client"
+                    )
+                else:
+                    self._fail(
+                        tp, f"moved by another client to {list(current.replicas)} instead of {list(step.target)}"
+                    )
                 continue
             if step.moves_leader and current.leader != step.target[0]:
                 # the controller ends a reassignment only with every target replica in the ISR: elect now,
@@ -848,14 +815,15 @@ class BatchedExecutor:
         if self.state.in_flight.pop(tp, None) is not None:
             self._changed.add(tp)
 
-    def _fail(self, tp: TopicPartition, reason: str) -> None:
+    def _fail(self, tp: TopicPartition, reason: str, quiet: bool = False) -> None:
         self._forget(tp)
         self.waiting.pop(tp, None)
         if tp not in self.failures and tp not in self.done:
             self._unfinished_on.subtract(self.state.target[tp])
         self._remaining_total -= self._remaining.pop(tp, 0)
         self.failures[tp] = reason
-        self.reporter.event(f"{tp}: {reason}; leaving it alone")
+        if not quiet:
+            self.reporter.event(f"{tp}: {reason}; leaving it alone")
 
     def _health_reason(self, tp: TopicPartition, info: PartitionInfo) -> str | None:
         """Why an idle partition must not move now (KIP-352: a replica of its own out of the ISR), or None."""
@@ -946,6 +914,13 @@ class BatchedExecutor:
             self._waiting_notes.pop(tp, None)
             starting.append(step)
         if not starting:
+            return
+        # the rates of the brokers about to copy are looked at too (at most once a second): a rate removed while
+        # none of its broker's steps was in flight would let the new steps copy unthrottled
+        self._watch_throttles({b for s in starting for b in step_brokers(s, self.leader.get(s.partition))})
+        if self._stop is not None:
+            for step in starting:
+                self._enqueue(step.partition)
             return
         for step in starting:
             self.waiting.pop(step.partition, None)
@@ -1044,44 +1019,37 @@ class BatchedExecutor:
         self.journal.save(self.state)
 
     def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
-        """Runs in ``finally``: revert the steps in flight (unless done), restore throttles, record the end."""
-        problems = []
+        """Runs in ``finally``: revert the steps in flight (unless done) to their source's exact order, restore
+        throttles, elect preferred leaders, record the end (cleanup.py)."""
+        problems: list[str] = []
         reverted: list[TopicPartition] = []
-        if self.moving and status is not RunStatus.COMPLETED:
-            try:
-                data_moving = [tp for tp, m in self.moving.items() if not m.electing]
-                if data_moving:
-                    errors = self.port.alter_reassignments({tp: None for tp in data_moving})
-                    # a step that finished since the last poll has nothing left to cancel
-                    finished = {tp for tp, e in errors.items() if e.exception == "NoReassignmentInProgressException"}
-                    reverted = [tp for tp in data_moving if tp not in errors]
-                    for tp in [*reverted, *finished]:
-                        self._forget(tp)
-                    problems += [
-                        f"could not cancel the step of {tp}: {errors[tp]}"
-                        for tp in sorted(errors)
-                        if tp not in finished
-                    ]
-            except Exception as exc:
-                problems.append(f"could not cancel the steps in flight: {getattr(exc, 'message', exc)}")
-        try:
-            recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
-            # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it
-            for attempt in range(OFFLINE_RECHECKS):
-                with contextlib.suppress(Exception):  # else restore with what the last poll saw
-                    self._live = {b.id for b in self.port.describe_brokers()}
-                if not recorded_brokers - self._live or attempt == OFFLINE_RECHECKS - 1:
-                    break
-                self.sleep(1.0)
-            self.throttles.restore(offline=recorded_brokers - self._live)
-            if self.throttles.pending:
-                problems.append(
-                    "the throttle rates of offline broker(s) "
-                    + ",".join(self.throttles.pending)
-                    + " stay until a later run of this plan (or --cancel) restores them"
+        steps = {tp: m.step for tp, m in self.moving.items() if not m.electing}
+        if steps and status is not RunStatus.COMPLETED:
+            reverted, ended, problems = cancel_steps(self.port, steps)
+            for tp in [*reverted, *ended]:
+                self._forget(tp)
+            # Kafka's revert keeps the step's order: put the source's back (the steps others cancelled too,
+            # and those no longer running when cancelled: someone may have cancelled them first)
+            back = {tp: steps[tp] for tp in [*reverted, *ended] if tp.topic not in self.deleted}
+            back.update(self.cancelled_by_others)
+        else:
+            back = dict(self.cancelled_by_others)
+        if back:
+            known = {*reverted, *self.cancelled_by_others}
+            problems += self._guarded(
+                lambda: restore_order(
+                    self.port, back, reverted=known, clock=self.clock, sleep=self.sleep, event=self.reporter.event
                 )
-        except Exception as exc:
-            problems.append(str(getattr(exc, "message", None) or exc))
+            )
+        recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
+        self._live, restore_problems = restore_throttles(
+            self.port, self.throttles, recorded_brokers, self._live, self.sleep
+        )
+        problems += restore_problems
+        touched = [tp for tp in self.touched if tp.topic not in self.deleted]
+        if touched:
+            self._guarded(lambda: elect_preferred(self.port, touched, self.reporter.event) or [])
+        self.state.reverted = sorted({*reverted, *self.cancelled_by_others})
         self.state.status = status if not problems else RunStatus.FAILED
         self.state.message = "; ".join([m for m in [message, *problems] if m])
         try:
@@ -1091,4 +1059,12 @@ class BatchedExecutor:
         if problems:
             self.reporter.event("Clean-up incomplete: " + "; ".join(problems))
         self.cleanup_problems = problems
-        return reverted
+        return sorted({*reverted, *self.cancelled_by_others})
+
+    @staticmethod
+    def _guarded(call: Callable[[], list[str] | None]) -> list[str]:
+        """A step of the clean-up that must not stop the next ones: its failure is one more problem."""
+        try:
+            return list(call() or [])
+        except Exception as exc:
+            return [str(getattr(exc, "message", None) or exc)]

@@ -56,9 +56,14 @@ def plan_id(targets: Mapping[TopicPartition, Sequence[int]]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/kreassign`` (default ``~/.local/state/kreassign``)."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "kreassign" / f"{plan_id(targets)}.json"
+    return Path(state) / "kreassign"
+
+
+def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
+    return state_dir() / f"{plan_id(targets)}.json"
 
 
 @dataclass
@@ -81,6 +86,7 @@ class JournalState:
     message: str = ""
     broker_limit: int | None = None  # the per-broker limit as --adaptive last set it
     limit_changes: list[dict] = field(default_factory=list)  # {"at", "from", "to", "reason"} of --adaptive
+    reverted: list[TopicPartition] = field(default_factory=list)  # the steps in flight the end of the run reverted
 
     def to_json(self) -> dict:
         return {
@@ -98,6 +104,7 @@ class JournalState:
             "recorded_throttles": self.recorded_throttles,
             "broker_limit": self.broker_limit,
             "limit_changes": self.limit_changes,
+            "reverted": [{"topic": tp.topic, "partition": tp.partition} for tp in self.reverted],
             "partitions": [
                 {
                     "topic": tp.topic,
@@ -134,6 +141,7 @@ class JournalState:
             message=data.get("message", ""),
             broker_limit=data.get("broker_limit"),
             limit_changes=list(data.get("limit_changes", [])),
+            reverted=[TopicPartition(r["topic"], r["partition"]) for r in data.get("reverted", [])],
         )
         for entry in data["partitions"]:
             tp = TopicPartition(entry["topic"], entry["partition"])

@@ -12,7 +12,8 @@ changed: its rates are left for later (the resume or ``--cancel`` restores them)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.execution.signals import whole_request
@@ -52,7 +53,8 @@ def _broker(broker_id: int | str) -> ConfigResource:
     return ConfigResource(ResourceType.BROKER, str(broker_id))
 
 
-def _entries(value: str | None) -> set[str]:
+def entries(value: str | None) -> set[str]:
+    """The entries of a throttled-replicas list (``p:b``, or ``*``)."""
     return {e.strip() for e in (value or "").split(",") if e.strip()}
 
 
@@ -67,9 +69,13 @@ def _op(config: str, value: str | None) -> ConfigOp:
 class ThrottleLifecycle:
     """Owns every throttle change of one run. ``restore()`` is safe to call more than once."""
 
-    def __init__(self, port: ClusterPort, recorded: Recorded) -> None:
+    def __init__(self, port: ClusterPort, recorded: Recorded, clock: Callable[[], float] = time.monotonic) -> None:
         self.port = port
         self.recorded = recorded
+        self.clock = clock
+        # ("topic t" | "broker b", config) -> when this run last wrote it (the watch of others' changes waits
+        # for a broker to learn the write before it takes a missing value for someone else's doing)
+        self.written_at: dict[tuple[str, str], float] = {}
         self.ours: dict[tuple[str, str], set[str]] = {}  # (topic, config) -> entries this run wants there now
         # every entry this run ever added: a broker can answer DescribeConfigs with a value older than our
         # last write (metadata propagates asynchronously), and such an entry must not pass for someone else's
@@ -89,7 +95,7 @@ class ThrottleLifecycle:
         for topic in topics:
             now = described.get(_topic(topic), {})
             for config in TOPIC_LEVEL_THROTTLES:
-                extra = _entries(now.get(config)) - _entries(self.recorded["topic"][topic].get(config))
+                extra = entries(now.get(config)) - entries(self.recorded["topic"][topic].get(config))
                 if extra:
                     self.ours[(topic, config)] = set(extra)
                     self.ours_ever[(topic, config)] = set(extra)
@@ -115,6 +121,8 @@ class ThrottleLifecycle:
             self.rates_set.update(r.name for r in changes)
             with whole_request():
                 self.port.incremental_alter_configs(changes)
+            now = self.clock()
+            self.written_at.update({(f"broker {r.name}", op.name): now for r, ops in changes.items() for op in ops})
 
     def set_rate_everywhere(self, inter_broker: int, log_dir: int) -> None:
         """A new rate while running: every broker this run throttles gets it."""
@@ -146,15 +154,15 @@ class ThrottleLifecycle:
             if (current or "").strip() == "*" or (recorded or "").strip() == "*":
                 continue  # every replica of the topic is throttled already
             ever = self.ours_ever.setdefault((topic, config), set())
-            others = _entries(current) - ever - self.ours.get((topic, config), set())
-            others |= _entries(recorded) & _entries(current)  # what was there before the run stays
+            others = entries(current) - ever - self.ours.get((topic, config), set())
+            others |= entries(recorded) & entries(current)  # what was there before the run stays
             mine = wanted.get((topic, config), set()) - others
             ever |= mine
-            entries = others | mine
-            if entries == _entries(recorded) and recorded is not None:
+            kept = others | mine
+            if kept == entries(recorded) and recorded is not None:
                 value: str | None = recorded  # back to the exact text that was there
             else:
-                value = ",".join(sorted(entries)) if entries else None
+                value = ",".join(sorted(kept)) if kept else None
             # compare with our own last write when there is one: the value read back may be older than it
             if value != self.written.get((topic, config), current):
                 changes.setdefault(_topic(topic), []).append(_op(config, value))
@@ -167,6 +175,15 @@ class ThrottleLifecycle:
             with whole_request():
                 self.port.incremental_alter_configs(changes)
             self.written.update(writes)
+            now = self.clock()
+            self.written_at.update({(f"topic {topic}", config): now for topic, config in writes})
+
+    def forget_topic(self, topic: str) -> None:
+        """A deleted topic: its configs went with it, nothing of it is left to restore."""
+        for table in (self.ours, self.ours_ever, self.written):
+            for key in [k for k in table if k[0] == topic]:
+                del table[key]
+        self.recorded.get("topic", {}).pop(topic, None)
 
     def restore(self, offline: Iterable[int] = ()) -> None:
         """Take this run's entries out of the topic lists and put the recorded broker rates back. Brokers

@@ -559,9 +559,9 @@ def test_adaptive_health_reads_a_slice_of_the_cluster_per_sample_and_sees_all_of
     """--adaptive samples the cluster's health a slice at a time (the topics in flight every time): a sample
     reads about HEALTH_SLICE_PARTITIONS partitions whatever the cluster's size, and an under-replicated
     partition of a topic outside the plan is still seen within a few samples."""
-    from kreassign.execution import executor
+    from kreassign.execution import health
 
-    monkeypatch.setattr(executor, "HEALTH_SLICE_PARTITIONS", 50)
+    monkeypatch.setattr(health, "HEALTH_SLICE_PARTITIONS", 50)
     limits = Limits(partitions=4, brokers=2)
     others = [f"o{i:02d}" for i in range(30)]
 

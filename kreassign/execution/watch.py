@@ -1,0 +1,173 @@
+"""What others do to a batched run while it goes on, and what the run makes of it.
+
+Others act on the cluster while a run is in flight: an Apache ``--cancel`` (or ``kafka-reassign-partitions``,
+or an AlterPartitionReassignments cancel from any client) cancels its steps, ``kafka-configs`` or an Apache
+``--verify`` removes its throttles, a topic is deleted. The run notices what it did not do, and never goes on
+with less protection than it started with: a step cancelled by another client, or a throttle of the run
+removed by another client, stops the run as its own ``--cancel`` does (the executor reverts what is in flight,
+restores the throttles, records who did what, and exits 4). A deleted topic's partitions are dropped from
+the run, which goes on with the others.
+
+* :func:`ended_step` says what became of a step the controller no longer lists, from the partition's
+  metadata: done, still shown under way by a lagging broker, cancelled by another client, or moved elsewhere.
+* :class:`ThrottleWatch` reads the run's throttle configs (the topic lists of the steps in flight, the rates
+  of their brokers) and reports those another client removed.
+* :func:`deleted_topics` says which topics of the plan the cluster no longer has.
+* :func:`waiting_out_metadata_lag` waits for the brokers to learn a topic just created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeVar
+
+from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
+from kreassign.errors import UnknownTopicOrPartitionError
+from kreassign.execution.throttles import ThrottleLifecycle, entries
+from kreassign.model import PartitionInfo
+from kreassign.planning.steps import Step
+from kreassign.planning.throttles import (
+    FOLLOWER_THROTTLED_RATE,
+    LEADER_THROTTLED_RATE,
+    LOG_DIR_THROTTLED_RATE,
+)
+
+METADATA_LAG_ALLOWANCE = 15.0
+"""Seconds a run waits for the brokers to learn a topic the controller already has (one just created), and
+for a broker's metadata to show a step the controller has finished."""
+
+THROTTLE_CHECK_S = 1.0
+"""How often the run reads its throttle configs back (the topic lists of its steps in flight, the rates of
+their brokers): one DescribeConfigs for the topics, one per broker."""
+
+THROTTLE_CONFIRM_S = 2.0
+"""A throttle config of the run seen missing counts as removed by another client only this long after the run
+last wrote it: a broker may answer with a value older than the run's last write for a moment (metadata
+propagates asynchronously). A config the run wrote earlier than that and now missing is removed at once:
+while it is missing the copies it throttled run at full speed."""
+
+
+T = TypeVar("T")
+
+
+def waiting_out_metadata_lag(
+    call: Callable[[], T],
+    *,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    event: Callable[[str], None],
+    allowance: float = METADATA_LAG_ALLOWANCE,
+) -> T:
+    """``call()``, tried again while it fails for a topic the broker asked does not know yet: a broker learns
+    a new topic from the controller's metadata log some time after it was created, and a request goes to
+    any broker. After ``allowance`` seconds the error stands (the topic really is unknown)."""
+    deadline = clock() + allowance
+    told = False
+    while True:
+        try:
+            return call()
+        except UnknownTopicOrPartitionError as exc:
+            if clock() >= deadline:
+                raise
+            if not told:
+                event(f"A broker does not know a topic of the plan yet; waiting up to {allowance:.0f} s ({exc})")
+                told = True
+            sleep(0.5)
+
+
+class Ended(Enum):
+    DONE = "done"
+    LAGGING = "lagging"  # the broker asked has not learned the end yet: wait, never submit again
+    CANCELLED = "cancelled"  # cancelled by another client: Kafka reverted it
+    MOVED = "moved"  # another client put the partition elsewhere
+
+
+def ended_step(step: Step, current: PartitionInfo, lagging_for: float) -> Ended:
+    """What became of ``step``, which the controller no longer lists, from the partition's metadata
+    (``lagging_for``: how long it has already looked unfinished). Kafka reverts a cancelled step by dropping the
+    replicas being added and keeping the others in the reassignment's order (the target's first): the source's
+    replicas in another order is a cancel at once; in the source's own order it is what a broker whose metadata
+    lags the controller also shows, so it counts as a cancel only after METADATA_LAG_ALLOWANCE."""
+    replicas = tuple(current.replicas)
+    if replicas == step.target:
+        return Ended.DONE
+    shown, source = set(replicas), set(step.source)
+    if shown == source | set(step.target) and shown != source:
+        return Ended.LAGGING  # the broker's metadata still shows the step under way
+    within = lagging_for < METADATA_LAG_ALLOWANCE
+    if shown == source:
+        return Ended.LAGGING if replicas == step.source and within else Ended.CANCELLED
+    return Ended.LAGGING if within else Ended.MOVED
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A throttle config of the run another client removed."""
+
+    what: str  # e.g. "follower.replication.throttled.replicas of topic t" or "... rate of broker 2"
+
+    def __str__(self) -> str:
+        return f"throttle config {self.what} removed by another client"
+
+
+class ThrottleWatch:
+    """Reads the run's throttles back every THROTTLE_CHECK_S and reports those removed by another client."""
+
+    def __init__(self, port: ClusterPort, throttles: ThrottleLifecycle, clock: Callable[[], float]) -> None:
+        self.port = port
+        self.throttles = throttles
+        self.clock = clock
+        self._checked = float("-inf")
+
+    def check(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> Removed | None:
+        """The first throttle of the run confirmed removed, or None. ``brokers``: those of the steps in flight
+        (their rates are the ones that hold the copies back now); ``inter_broker``/``log_dir``: the run's rates
+        (-1: not set by this run)."""
+        now = self.clock()
+        if now - self._checked < THROTTLE_CHECK_S:
+            return None
+        self._checked = now
+        expected: dict[tuple[str, str], tuple[ConfigResource, Callable[[str | None], bool]]] = {}
+        for (topic, config), mine in self.throttles.ours.items():
+            if mine:
+                resource = ConfigResource(ResourceType.TOPIC, topic)
+                expected[(f"topic {topic}", config)] = (resource, _holds(set(mine)))
+        rates = []
+        if inter_broker >= 0:
+            rates += [LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE]
+        if log_dir >= 0:
+            rates.append(LOG_DIR_THROTTLED_RATE)
+        for broker in sorted({str(b) for b in brokers} & self.throttles.rates_set, key=int):
+            resource = ConfigResource(ResourceType.BROKER, broker)
+            for config in rates:
+                expected[(f"broker {broker}", config)] = (resource, _is_set)
+        if not expected:
+            return None
+        described = self.port.describe_configs(list(dict.fromkeys(r for r, _ in expected.values())))
+        missing = set()
+        for key, (resource, holds) in expected.items():
+            if not holds(described.get(resource, {}).get(key[1])):
+                missing.add(key)
+        for key in sorted(missing):
+            if now - self.throttles.written_at.get(key, float("-inf")) >= THROTTLE_CONFIRM_S:
+                return Removed(f"{key[1]} of {key[0]}")
+        return None
+
+
+def _holds(mine: set[str]) -> Callable[[str | None], bool]:
+    def holds(value: str | None) -> bool:
+        present = entries(value)
+        return "*" in present or mine <= present
+
+    return holds
+
+
+def _is_set(value: str | None) -> bool:
+    return value is not None
+
+
+def deleted_topics(port: ClusterPort, topics: Iterable[str]) -> set[str]:
+    """The topics of ``topics`` the cluster no longer lists."""
+    return set(topics) - set(port.list_topic_names())
