@@ -267,6 +267,11 @@ FILES = (
     ),
     ("<journal>.lock", "Held (flock) by the process that runs the plan."),
     ("<journal>.control", "Requests to the running process: a new throttle (--additional) or --cancel."),
+    (
+        "$XDG_STATE_HOME/kreassign/running/<plan id>-<pid>.json",
+        "A running batched --execute (its pid and journal), so that --cancel without --journal-file finds and stops "
+        "it; removed when the run ends, ignored once its process is gone.",
+    ),
 )
 
 EXAMPLES = (

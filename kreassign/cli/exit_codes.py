@@ -11,7 +11,7 @@ class ExitCode(IntEnum):
     ERROR = 1  # any error, usage errors included (the Apache tool's only failure status)
     IN_PROGRESS = 2  # --fail-if-incomplete: moves still running, or a replica behind
     NOT_AT_TARGET = 3  # --fail-if-incomplete: a partition neither moving nor at its target (or unknown)
-    CANCELLED = 4  # a batched --execute stopped by --cancel
+    CANCELLED = 4  # a batched --execute stopped by --cancel, or by another client's cancel or throttle removal
 
 
 def after_signal(signum: int) -> int:
@@ -38,7 +38,12 @@ def descriptions() -> tuple[tuple[int, str], ...]:
             "With --fail-if-incomplete, and at the end of --progress --watch: a partition is neither moving nor at "
             "its target.",
         ),
-        (ExitCode.CANCELLED, "A batched --execute was cancelled by --cancel."),
+        (
+            ExitCode.CANCELLED,
+            "A batched --execute was cancelled: by --cancel (with or without --journal-file), or by another client "
+            "that cancelled one of its steps or removed one of its throttles (the run reverts its steps in flight "
+            "and restores throttles first).",
+        ),
         (
             after_signal(signal.SIGINT),
             "A batched --execute was interrupted by SIGINT (its steps in flight reverted, throttles restored); "
