@@ -22,7 +22,7 @@ from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.quality import PlanQuality, measure_plan, minimum_movement
 
-STRATEGIES = ("apache", "balanced")
+STRATEGIES = ("apache", "balanced", "leaders")
 ENGINES = ("auto", "local", "spark")
 AUTO_SPARK_PARTITIONS = 1_000_000
 """``--engine auto`` hands planning to Spark from this many partitions on, when pyspark is installed and

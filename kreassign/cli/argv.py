@@ -169,8 +169,9 @@ def validate(argv: list[str]) -> Request:
     if not has_server and not has_controller and not has_snapshot:
         raise UsageError("Please specify either --bootstrap-server or --bootstrap-controller")
     required = REQUIRED_ARGS[action]
+    optional = _not_required(action, parsed)
     for name in required:
-        if not parsed.has(name):
+        if not parsed.has(name) and name not in optional:
             raise UsageError(f'Missing required argument "{SPECS[name]}"')
     permitted = permitted_args(action, uses_bootstrap_server=has_server)
     for spec in parsed.seen:
@@ -180,11 +181,27 @@ def validate(argv: list[str]) -> Request:
     return Request(action, parsed)
 
 
+def _not_required(action: str, parsed: ParsedArgs) -> tuple[str, ...]:
+    """Apache's required --generate options that kreassign's own make optional: --topics-regex stands for
+    --topics-to-move-json-file; --strategy leaders and --replace-broker need no --broker-list. With only
+    Apache options, the Apache rules hold."""
+    if action != "generate":
+        return ()
+    optional = []
+    if parsed.has("topics-regex"):
+        optional.append("topics-to-move-json-file")
+    if parsed.has("replace-broker") or parsed.values.get("strategy", [None])[-1:] == ["leaders"]:
+        optional.append("broker-list")
+    return tuple(optional)
+
+
 def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
     """kreassign's own options, checked after the Apache rules so that Apache's messages come first."""
     output = parsed.value("output") if parsed.has("output") else "text"
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not '{output}'")
+    if action == "generate" and parsed.has("topics-regex") and parsed.has("topics-to-move-json-file"):
+        raise UsageError("--topics-regex and --topics-to-move-json-file are alternatives: give one")
 
 
 def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:

@@ -139,7 +139,10 @@ def test_default_strategy_is_the_apache_placement_on_a_snapshot(snapshot_file, t
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--strategy", "best"], "Error: Invalid value 'best' for --strategy: expected one of apache, balanced\n"),
+        (
+            ["--strategy", "best"],
+            "Error: Invalid value 'best' for --strategy: expected one of apache, balanced, leaders\n",
+        ),
         (["--strategy", "balanced", "--engine", "gpu"], "Error: Invalid value 'gpu' for --engine"),
         (["--engine", "spark"], "Error: --engine spark needs --strategy balanced"),
         (["--replication-factor", "2"], "Error: --replication-factor needs --strategy balanced\n"),

@@ -1,0 +1,162 @@
+"""``--generate --strategy leaders``: leadership only (pure, standard library only).
+
+Each partition keeps its replica set; only the order changes, so that its preferred leader (the first
+replica) is the broker chosen here and nothing is copied. Choosing a leader per partition among its
+replicas is a *semi-matching* (partitions to brokers, each partition to one of its replicas); one that
+minimises the spread of leaders per broker exists where no *cost-reducing path* is left: a chain of
+partitions whose leadership passes from a broker with L leaders, one broker to the next, to a broker with at
+most L - 2 (Harvey, Ladner, Lovász, Tamir, "Semi-matchings for bipartite graphs and load balancing").
+Shifting leadership along such a path brings its ends one closer and changes nothing else. Without such
+paths the most leaders on a broker is the least any choice reaches and the fewest the most any reaches, so
+the counts are within one of the mean whenever the replica sets allow it.
+
+Two passes, both deterministic (brokers and partitions in sorted order, ties to the lowest id):
+
+1. per topic, from the current preferred leaders: the topic's leaders as even as its replica sets allow
+   over the brokers that hold its replicas (paths of that topic's partitions only);
+2. over all listed topics: the leaders per broker, with paths whose every hand-over keeps the topic's
+   count on the receiving broker below the giving one's, so no topic's spread grows.
+
+Paths are shortest first (breadth-first), so few leaders change; a last sweep gives each changed partition
+back to its current leader where that swaps two equal counts (globally and within the topic)."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+
+Row = tuple[str, int, tuple[int, ...], int]
+Key = tuple[str, int]
+
+
+def reorder(replicas: Sequence[int], leader: int) -> list[int]:
+    """``replicas`` with ``leader`` first, the others in their order."""
+    return [leader, *(r for r in replicas if r != leader)]
+
+
+class _Leadership:
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self.replicas: dict[Key, tuple[int, ...]] = {}
+        self.leader: dict[Key, int] = {}
+        self.led: dict[int, set[Key]] = {}
+        self.topic_led: dict[str, dict[int, set[Key]]] = {}
+        self.load: Counter[int] = Counter()
+        self.topic_load: dict[str, Counter[int]] = {}
+        for topic, partition, replicas, _size in rows:
+            key = (topic, partition)
+            distinct = tuple(dict.fromkeys(replicas))
+            if not distinct:
+                continue
+            self.replicas[key] = distinct
+            self.leader[key] = distinct[0]
+            counts = self.topic_load.setdefault(topic, Counter())
+            led = self.topic_led.setdefault(topic, {})
+            for b in distinct:
+                self.led.setdefault(b, set())
+                led.setdefault(b, set())
+                self.load.setdefault(b, 0)
+                counts.setdefault(b, 0)
+            self.led[distinct[0]].add(key)
+            led[distinct[0]].add(key)
+            self.load[distinct[0]] += 1
+            counts[distinct[0]] += 1
+
+    def move(self, key: Key, to: int) -> None:
+        was = self.leader[key]
+        self.led[was].discard(key)
+        self.led[to].add(key)
+        self.topic_led[key[0]][was].discard(key)
+        self.topic_led[key[0]][to].add(key)
+        self.load[was] -= 1
+        self.load[to] += 1
+        counts = self.topic_load[key[0]]
+        counts[was] -= 1
+        counts[to] += 1
+        self.leader[key] = to
+
+    def spread(self, topic: str) -> int:
+        counts = self.topic_load[topic].values()
+        return max(counts) - min(counts)
+
+    def path(self, start: int, loads: Mapping[int, int], topic: str | None, guard: bool = True):
+        """A shortest cost-reducing path from ``start`` (a list of (partition, new leader)), or None.
+        ``loads`` the counts that must come closer; ``topic`` the one topic whose partitions may change
+        leader (None: all, each hand-over keeping its topic's count lower on the receiving broker)."""
+        led = self.led if topic is None else self.topic_led[topic]
+        topic_guard = topic is None and guard
+        goal = loads[start] - 2
+        parent: dict[int, tuple[int, Key] | None] = {start: None}
+        queue = deque([start])
+        while queue:
+            u = queue.popleft()
+            for key in sorted(led[u]):
+                counts = self.topic_load[key[0]]
+                for v in self.replicas[key]:
+                    if v in parent:
+                        continue
+                    if topic_guard and counts[v] > counts[u]:
+                        continue
+                    parent[v] = (u, key)
+                    if loads[v] <= goal:
+                        steps = []
+                        while (link := parent[v]) is not None:
+                            steps.append((link[1], v))
+                            v = link[0]
+                        return steps[::-1]
+                    queue.append(v)
+        return None
+
+    def balance(self, loads: Mapping[int, int], topic: str | None, brokers: Sequence[int], guard: bool = True) -> None:
+        """Shift leadership along cost-reducing paths until none is left (each shift lowers the sum of the
+        squared ``loads``, so this ends)."""
+        topic_guard = topic is None and guard
+        blocked: set[int] = set()
+        while True:
+            least = min(loads[b] for b in brokers)
+            order = sorted(
+                (b for b in brokers if b not in blocked and loads[b] >= least + 2), key=lambda b: (-loads[b], b)
+            )
+            for b in order:
+                steps = self.path(b, loads, topic, guard)
+                if steps is None:
+                    blocked.add(b)
+                    continue
+                undo = [(key, self.leader[key]) for key, _to in steps]
+                topics = {key[0] for key, _to in steps}
+                spreads = {t: self.spread(t) for t in topics} if topic_guard else {}
+                for key, to in steps:
+                    self.move(key, to)
+                if any(self.spread(t) > spread for t, spread in spreads.items()):
+                    for key, was in reversed(undo):  # two hand-overs of one topic widened it: not this path
+                        self.move(key, was)
+                    blocked.add(b)
+                    continue
+                blocked.clear()
+                break
+            else:
+                return
+
+
+def plan_leaders(rows: Sequence[Row]) -> dict[Key, list[int]]:
+    """Every row's replicas, reordered so that preferred leaders are balanced per topic and per broker (see
+    the module). The replica set of each partition never changes; a partition without replicas keeps its
+    (empty) list."""
+    state = _Leadership(rows)
+    for topic in sorted(state.topic_load):
+        counts = state.topic_load[topic]
+        state.balance(counts, topic, sorted(counts))
+    if state.load:
+        state.balance(state.load, None, sorted(state.load))
+        state.balance(state.load, None, sorted(state.load), guard=False)  # the brokers first, then the topics
+    for key in sorted(state.replicas):  # give back what can go back without changing any count
+        first = state.replicas[key][0]
+        now = state.leader[key]
+        if now != first:
+            counts = state.topic_load[key[0]]
+            if state.load[first] == state.load[now] - 1 and counts[first] == counts[now] - 1:
+                state.move(key, first)
+    plan: dict[Key, list[int]] = {}
+    for topic, partition, replicas, _size in rows:
+        key = (topic, partition)
+        plan[key] = reorder(replicas, state.leader[key]) if key in state.leader else list(replicas)
+    return plan
