@@ -14,8 +14,9 @@ Two passes, both deterministic (brokers and partitions in sorted order, ties to 
 
 1. per topic, from the current preferred leaders: the topic's leaders as even as its replica sets allow
    over the brokers that hold its replicas (paths of that topic's partitions only);
-2. over all listed topics: the leaders per broker, with paths whose every hand-over keeps the topic's
-   count on the receiving broker below the giving one's, so no topic's spread grows.
+2. over all listed topics: the leaders per broker, first with paths whose every hand-over goes to a broker
+   holding fewer of the topic's leaders than the giver (so no topic's spread grows; a path that hands two of
+   one topic over and widens it is undone), then, for what is left, with any path: the brokers come first.
 
 Paths are shortest first (breadth-first), so few leaders change; a last sweep gives each changed partition
 back to its current leader where that swaps two equal counts (globally and within the topic)."""
@@ -94,7 +95,7 @@ class _Leadership:
                 for v in self.replicas[key]:
                     if v in parent:
                         continue
-                    if topic_guard and counts[v] > counts[u]:
+                    if topic_guard and counts[v] >= counts[u]:
                         continue
                     parent[v] = (u, key)
                     if loads[v] <= goal:

@@ -103,6 +103,28 @@ def test_leaders_skewed_cluster_within_one():
     assert sorted(Counter(plan[("t", p)][0] for p in range(10)).values()) == [3, 3, 4]
 
 
+def test_leaders_on_a_12_broker_cluster():
+    """20 topics x 100 partitions, RF 3 at random over 12 brokers, half the replica lists sorted (low ids lead):
+    leaders per broker 67..357 before, within one after, and every topic's leaders within one too."""
+    import random
+
+    rng = random.Random(7)
+    rows = []
+    for t in range(20):
+        for p in range(100):
+            replicas = tuple(rng.sample(range(12), 3))
+            rows.append((f"t{t}", p, tuple(sorted(replicas)) if rng.random() < 0.5 else replicas, 1))
+    plan = plan_leaders(rows)
+    counts = Counter(v[0] for v in plan.values())
+    assert (min(counts.values()), max(counts.values())) == (166, 167)
+    for t in range(20):
+        mine = [r for r in rows if r[0] == f"t{t}"]
+        held = {b for r in mine for b in r[2]}
+        led = Counter(plan[(r[0], r[1])][0] for r in mine)
+        assert max(led[b] for b in held) - min(led[b] for b in held) <= 1
+    assert sum(plan[(t, p)][0] != r[0] for t, p, r, _ in rows) == 598  # of 2,000 (the brokers alone need 445)
+
+
 @settings(max_examples=300, deadline=None)
 @given(clusters(), st.data())
 def test_replace_broker_moves_only_the_retired_brokers_replicas(rows, data):
