@@ -301,6 +301,7 @@ def batched_outcome_document(
         partitions_done=outcome.partitions_done,
         steps_done=outcome.steps_done,
         bytes_moved=outcome.bytes_moved,
+        bytes_reverted=outcome.bytes_reverted,
         elapsed_s=round(outcome.elapsed, 3),
         throttles_restored=throttled,
         reverted=partition_refs(outcome.reverted),

@@ -351,8 +351,8 @@ def parse_topics_to_move_json(text: str) -> list[str]:
     """``parseTopicsData``: a document Jackson cannot read at all is "not a valid JSON"."""
     try:
         tree = try_parse_full(text)
-    except JacksonError:
-        raise InvalidJsonError("The input string is not a valid JSON") from None
+    except JacksonError as exc:  # Apache prints only this line; the cause tells kreassign's hint where
+        raise InvalidJsonError("The input string is not a valid JSON") from exc
     root = _as_json_object(tree)
     version = _version_field(root, EARLIEST_TOPICS_JSON_VERSION)
     if version != 1:
@@ -376,8 +376,16 @@ def as_sent_to_kafka(text: str) -> str:
 
 
 def parse_broker_list(text: str) -> list[int]:
-    """``Stream.of(brokerList.split(",")).map(Integer::parseInt)``."""
-    return [java_parse_int(part) for part in java_split_on_comma(text)]
+    """``Stream.of(brokerList.split(",")).map(Integer::parseInt)``; a note says what was wrong."""
+    try:
+        return [java_parse_int(part) for part in java_split_on_comma(text)]
+    except CommandError as error:
+        if any(c.isspace() for c in text):
+            compact = ",".join(part.strip() for part in text.split(","))
+            error.add_note(f"--broker-list takes broker ids separated by commas, without spaces: '{compact}'.")
+        else:
+            error.add_note(f"--broker-list takes broker ids separated by commas (e.g. 1,2,3), not '{text}'.")
+        raise
 
 
 def check_broker_list_duplicates(brokers: Sequence[int]) -> None:

@@ -5,8 +5,19 @@ Standard library only. The format (version 1), one JSON object per line, UTF-8, 
 
 * first line, the header: ``{"type":"snapshot","version":1}`` (a reader refuses other versions);
 * one line per broker: ``{"type":"broker","id":1,"rack":"rack-a","log_dirs":["/d1","/d2"],
-  "capacity_bytes":null}`` (``rack`` null for a broker without rack; ``capacity_bytes`` the sum of
-  the volume sizes DescribeLogDirs reported for its log dirs, null when unknown);
+  "capacity_bytes":270553174016,"dirs":[{"path":"/d1","volume":"/d1","total_bytes":270553174016,
+  "usable_bytes":83741118464,"used_bytes":1048576,"cordoned":false},{"path":"/d2","volume":"/d1",...}]}``
+  (``rack`` null for a broker without rack). ``dirs`` gives per log dir, in ``log_dirs`` order: the
+  ``volume`` it is on (the path of the broker's first log dir on that volume), the volume's ``total_bytes``
+  and ``usable_bytes`` as DescribeLogDirs reported them (null when the broker does not say: before Kafka
+  3.3, KIP-827), ``used_bytes`` (the sizes of the replicas in the dir) and ``cordoned`` (KIP-1066, Kafka
+  4.3's ``cordoned.log.dirs``). Two dirs are on one volume when they report the same ``total_bytes`` and
+  ``usable_bytes`` within 64 MiB (:func:`kreassign.cluster.port.volume_labels`; two distinct disks of one
+  size equally full count as one volume, the safe side: edit ``volume`` to correct it).
+  ``capacity_bytes`` is the sum of ``total_bytes`` over the broker's volumes, each volume once; null when
+  one is unknown. Files written before ``dirs`` was recorded have no ``dirs`` and are read as they were:
+  their ``capacity_bytes`` (the sum over all log dirs, a shared volume counted once per dir), each dir a
+  volume of its own, none cordoned;
 * per topic, one line ``{"type":"topic","topic":"t","min_insync_replicas":2}`` (the topic-level
   ``min.insync.replicas`` when the topic sets it, else null), then one line per partition:
   ``{"type":"partition","topic":"t","partition":0,"replicas":[1,2,3],"log_dirs":["/d1",null,"/d2"],
@@ -41,6 +52,8 @@ from kreassign.cluster.port import (
     LogDirUsage,
     ReplicaLogDirInfo,
     ResourceType,
+    volume_capacity,
+    volume_labels,
 )
 from kreassign.errors import CommandError, PartitionError, UnknownTopicOrPartitionError
 from kreassign.model import (
@@ -60,11 +73,29 @@ _UNKNOWN_TOPIC = "org.apache.kafka.common.errors.UnknownTopicOrPartitionExceptio
 
 
 @dataclass(frozen=True, slots=True)
+class SnapshotLogDir:
+    """One log dir of a broker as the snapshot records it (the ``dirs`` of a broker line)."""
+
+    path: str
+    volume: str
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+    used_bytes: int = 0
+    cordoned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SnapshotBroker:
     id: int
     rack: str | None = None
     log_dirs: tuple[str, ...] = ()
     capacity_bytes: int | None = None
+    dirs: tuple[SnapshotLogDir, ...] = ()
+    """Per log dir, in ``log_dirs`` order; empty in files written before it was recorded."""
+
+    @property
+    def cordoned_log_dirs(self) -> tuple[str, ...]:
+        return tuple(d.path for d in self.dirs if d.cordoned)
 
 
 @dataclass
@@ -86,13 +117,26 @@ def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
     """The objects of the file, in file order (brokers by id, topics by name, partitions by number)."""
     yield {"type": "snapshot", "version": SNAPSHOT_VERSION}
     for broker in sorted(snapshot.brokers, key=lambda b: b.id):
-        yield {
+        record: dict[str, Any] = {
             "type": "broker",
             "id": broker.id,
             "rack": broker.rack,
             "log_dirs": list(broker.log_dirs),
             "capacity_bytes": broker.capacity_bytes,
         }
+        if broker.dirs:
+            record["dirs"] = [
+                {
+                    "path": d.path,
+                    "volume": d.volume,
+                    "total_bytes": d.total_bytes,
+                    "usable_bytes": d.usable_bytes,
+                    "used_bytes": d.used_bytes,
+                    "cordoned": d.cordoned,
+                }
+                for d in broker.dirs
+            ]
+        yield record
     for name in sorted(snapshot.topics):
         topic = snapshot.topics[name]
         yield {"type": "topic", "topic": name, "min_insync_replicas": topic.min_insync_replicas}
@@ -263,12 +307,16 @@ def _read_record(
         rack = record.get("rack")
         if rack is not None and not isinstance(rack, str):
             raise SnapshotFormatError(f"{where}: rack must be a string or null")
+        log_dirs = record.get("log_dirs") or []
+        if type(log_dirs) is not list or not all(type(d) is str for d in log_dirs):
+            raise SnapshotFormatError(f"{where}: log_dirs must be a list of strings")
         brokers.append(
             SnapshotBroker(
                 _int(record, "id", where),
                 rack,
-                tuple(record.get("log_dirs") or ()),
+                tuple(log_dirs),
                 _int(record, "capacity_bytes", where, optional=True),
+                _read_dirs(record.get("dirs"), log_dirs, where),
             )
         )
     elif kind == "topic":
@@ -294,6 +342,36 @@ def _read_record(
         )
     # other types are ignored: later versions may add records older readers can skip
     return None
+
+
+def _read_dirs(value: Any, log_dirs: Sequence[str], where: str) -> tuple[SnapshotLogDir, ...]:
+    """The ``dirs`` of a broker line (absent in older files: no details)."""
+    if value is None:
+        return ()
+    if type(value) is not list or not all(type(d) is dict for d in value):
+        raise SnapshotFormatError(f"{where}: dirs must be a list of objects")
+    if [d.get("path") for d in value] != list(log_dirs):
+        raise SnapshotFormatError(f"{where}: dirs must give one object per log dir, in log_dirs order")
+    dirs = []
+    for d in value:
+        volume = d.get("volume", d["path"])
+        if type(volume) is not str:
+            raise SnapshotFormatError(f"{where}: a dir's volume must be a string")
+        cordoned = d.get("cordoned", False)
+        if type(cordoned) is not bool:
+            raise SnapshotFormatError(f"{where}: a dir's cordoned must be true or false")
+        used = _int(d, "used_bytes", where, optional=True)
+        dirs.append(
+            SnapshotLogDir(
+                d["path"],
+                volume,
+                _int(d, "total_bytes", where, optional=True),
+                _int(d, "usable_bytes", where, optional=True),
+                0 if used is None else used,
+                cordoned,
+            )
+        )
+    return tuple(dirs)
 
 
 def _is_int_or_none(values: Sequence[Any]) -> bool:
@@ -428,9 +506,20 @@ def snapshot_from_cluster(port: ClusterPort, topics: Sequence[str] | None = None
     snapshot_brokers = []
     for broker in brokers:
         dirs = usage.get(broker.id, ())
-        totals = [d.total_bytes for d in dirs]
-        capacity = sum(totals) if totals and all(t is not None for t in totals) else None  # type: ignore[misc]
-        snapshot_brokers.append(SnapshotBroker(broker.id, broker.rack, tuple(d.path for d in dirs), capacity))
+        details = tuple(
+            SnapshotLogDir(
+                d.path,
+                volume,
+                d.total_bytes,
+                d.usable_bytes,
+                sum(size for size in d.replica_sizes.values() if size > 0),
+                d.cordoned,
+            )
+            for d, volume in zip(dirs, volume_labels(dirs), strict=True)
+        )
+        snapshot_brokers.append(
+            SnapshotBroker(broker.id, broker.rack, tuple(d.path for d in dirs), volume_capacity(dirs), details)
+        )
     snapshot_topics = {}
     for name, partitions in described.items():
         parts = []
@@ -627,12 +716,28 @@ class SnapshotCluster:
             broker = brokers.get(broker_id)
             if broker is None:
                 continue
-            # capacity_bytes is the sum over the broker's log dirs (what a live cluster's totals add up to):
-            # each dir gets an equal share, the first the remainder, so that the sum is the same
+            if broker.dirs:  # as recorded: each dir's volume, its figures and its cordon
+                result[broker_id] = [
+                    LogDirUsage(
+                        d.path,
+                        _DirReplicas(self._dir_sizes, (broker_id, d.path)),
+                        d.total_bytes,
+                        d.usable_bytes,
+                        d.volume,
+                        d.cordoned,
+                    )
+                    for d in broker.dirs
+                ]
+                continue
+            # an older file: capacity_bytes only, the sum of its dirs' totals then; each dir is a volume of its
+            # own and gets an equal share, the first the remainder, so that the sum is the same
             share, extra = divmod(broker.capacity_bytes, len(broker.log_dirs) or 1) if broker.capacity_bytes else (0, 0)
             result[broker_id] = [
                 LogDirUsage(
-                    d, _DirReplicas(self._dir_sizes, (broker_id, d)), (share + (extra if i == 0 else 0)) or None
+                    d,
+                    _DirReplicas(self._dir_sizes, (broker_id, d)),
+                    (share + (extra if i == 0 else 0)) or None,
+                    volume=d,
                 )
                 for i, d in enumerate(broker.log_dirs)
             ]

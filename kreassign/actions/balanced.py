@@ -9,10 +9,11 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
+from typing import TypeVar
 
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
-from kreassign.cluster.port import ClusterPort
+from kreassign.cluster.port import ClusterPort, LogDirUsage, all_cordoned, volume_capacity
 from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json, parse_generate_assignment_args
 from kreassign.humanize import parse_size
@@ -22,6 +23,7 @@ from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.quality import PlanQuality, measure_plan, minimum_movement
 
+B = TypeVar("B")
 STRATEGIES = ("apache", "balanced", "leaders")
 ENGINES = ("auto", "local", "spark")
 AUTO_SPARK_PARTITIONS = 1_000_000
@@ -183,7 +185,9 @@ def generate_balanced(
             move_budget=move_budget,
         )
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
-    topics, current, usable = inputs.topics, inputs.current, inputs.usable
+    topics, current = inputs.topics, inputs.current
+    usage = port.describe_log_dirs([b.id for b in inputs.usable])
+    usable = without_cordoned(inputs.usable, usage)
     sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
     rows: list[Row] = []
     for name in sorted(current):  # by topic, then partition
@@ -195,7 +199,7 @@ def generate_balanced(
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     elif plan is None:
         plan = plan_balanced(rows, ctx, minimum[0])
-    capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable])
+    capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable], usage)
     fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
     spent = None
     if move_budget is not None:
@@ -219,18 +223,34 @@ def generate_balanced(
     return result, quality, used
 
 
+def without_cordoned(brokers: Sequence[B], usage: Mapping[int, Sequence[LogDirUsage]]) -> list[B]:
+    """The brokers that may take replicas: not those whose every log dir is cordoned (KIP-1066). Such a
+    broker is being drained: the balanced plan treats it as one left out of --broker-list (it places nothing
+    on it and moves its replicas off). A plan with no broker left is refused."""
+    kept = [b for b in brokers if not all_cordoned(usage.get(b.id, ()))]  # type: ignore[attr-defined]
+    if brokers and not kept:
+        raise CommandError(
+            "Every broker of the plan has all its log directories cordoned (cordoned.log.dirs); no plan was written."
+        )
+    return kept
+
+
 def broker_disks(
-    port: ClusterPort, topics: Sequence[str], broker_ids: Iterable[int]
+    port: ClusterPort,
+    topics: Sequence[str],
+    broker_ids: Iterable[int],
+    usage: Mapping[int, Sequence[LogDirUsage]] | None = None,
 ) -> tuple[dict[int, int | None], dict[int, int]]:
-    """Per broker (DescribeLogDirs, or the snapshot's): its capacity in bytes (the sum of its log-dir
-    volumes; None when one is unknown) and the bytes of the topics not planned (the rest of its disk)."""
+    """Per broker (DescribeLogDirs, or the snapshot's; ``usage`` when read already): its capacity in bytes
+    (:func:`kreassign.cluster.port.volume_capacity`: each volume its log dirs are on counted once; None when
+    one is unknown) and the bytes of the topics not planned (the rest of its disk)."""
     wanted = set(topics)
     capacities: dict[int, int | None] = {}
     other: Counter[int] = Counter()
-    usage = port.describe_log_dirs(list(broker_ids))
+    ids = list(broker_ids)
+    usage = port.describe_log_dirs(ids) if usage is None else {b: usage[b] for b in ids if b in usage}
     for broker, dirs in usage.items():
-        totals = [d.total_bytes for d in dirs]
-        capacities[broker] = sum(totals) if totals and all(t for t in totals) else None  # type: ignore[misc]
+        capacities[broker] = volume_capacity(dirs)
     if not any(capacities.values()):  # the rest of the disk only matters against a known capacity
         return capacities, {}
     for broker, dirs in usage.items():
@@ -315,9 +335,17 @@ def _generate_from_file(
 
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
     head = port.brokers_only()
+    usage = head.describe_log_dirs([b.id for b in head.describe_brokers()])
     with snapshot_planner(source, topics, master=spark_master, conf=spark_conf) as planner:
         try:  # the chosen brokers, known before the survey: it counts the lower bound for them in its job
-            chosen = sorted({b.id for b in get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware)})
+            chosen = sorted(
+                {
+                    b.id
+                    for b in without_cordoned(
+                        get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware), usage
+                    )
+                }
+            )
         except CommandError:  # raised below, after the survey's error (the order of the local engine)
             chosen = []
         if chosen and (replication_factor is None or replication_factor > 0):
@@ -329,15 +357,14 @@ def _generate_from_file(
                 raise UnknownTopicOrPartitionError(
                     f"org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic {name} not found."
                 )
-        usable = get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware)
+        usable = without_cordoned(get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware), usage)
         ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, current_load=load)
         minimum = planner.minimum(ctx.brokers, replication_factor)
         planner.plan(ctx, minimum[0])
-        capacities, _ = broker_disks(head, topics, ctx.brokers)
+        capacities, _ = broker_disks(head, topics, ctx.brokers, usage)
         other_bytes: dict[int, int] = {}
         if any(capacities.values()):
-            usage = head.describe_log_dirs(list(ctx.brokers))
-            other_bytes = planner.other_bytes([(b, d.path) for b, dirs in usage.items() for d in dirs])
+            other_bytes = planner.other_bytes([(b, d.path) for b in ctx.brokers for d in usage.get(b, ())])
         totals = planner.broker_totals()
         if any(capacities.get(b) for b in ctx.brokers):  # capacity.fit_disk_capacity's test, from the totals
             before, after = (Counter(other_bytes) + Counter(side) for side in totals["disk"])

@@ -57,6 +57,7 @@ def execute_batched(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     on_start: Callable[[], object] = lambda: None,
+    on_finish: Callable[[Outcome], object] = lambda outcome: None,
 ) -> Outcome | None:
     """Runs the plan to its end (or prints it with --dry-run). Returns the outcome, None for a dry run or a
     request handed to the process that already runs this plan. With ``output="json"`` the text is left
@@ -142,6 +143,7 @@ def execute_batched(
         outcome = executor.run()
     finally:
         journal.unlock()
+    on_finish(outcome)  # the live display ends before the summary is printed (stdout may be the same terminal)
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
         paths = str(journal.path), str(journal.rollback_path)
@@ -275,6 +277,8 @@ def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: st
 def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
     took = format_duration(outcome.elapsed)
     moved = "" if outcome.bytes_moved is None else f", {format_bytes(outcome.bytes_moved)} copied"
+    if outcome.bytes_moved is not None and outcome.bytes_reverted:
+        moved += f" ({format_bytes(outcome.bytes_reverted)} of it by the reverted steps, discarded)"
     restored = " Throttles restored." if throttled else ""
     if outcome.status is RunStatus.COMPLETED:
         return (

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType
-from kreassign.errors import CommandError, UnknownTopicOrPartitionError
+from kreassign.errors import CommandError, InvalidJsonError, UnknownTopicOrPartitionError
 from kreassign.javacompat.hashes import java_int_compare, java_int_hash, java_string_compare, java_string_hash
 from kreassign.javacompat.hashmap import hash_set_order
 from kreassign.model import Broker, PartitionInfo, TopicPartition, TopicPartitionReplica
@@ -38,6 +40,48 @@ def read_input_file(path: str) -> str:
     from kreassign.formats import decode_file_bytes
 
     return decode_file_bytes(data)
+
+
+_JACKSON_POSITION = re.compile(r"line: (\d+), column: (\d+)\]")
+EMPTY_PLAN = "Partition reassignment list cannot be empty"
+
+
+@contextmanager
+def naming_input_file(option: str, path: str, text: str | None = None) -> Iterator[None]:
+    """An error about the content of the file of ``option`` (malformed JSON, a wrong shape, an empty plan)
+    gets a note naming the file and, for malformed JSON, the line and column; the Apache line stays as is.
+    ``text``: the file's content, to tell a topics-to-move file given as a plan."""
+    try:
+        yield
+    except InvalidJsonError as error:
+        cause = error.__cause__ if isinstance(error.__cause__, InvalidJsonError) else error
+        position = _JACKSON_POSITION.search(cause.message)
+        if position is None:
+            error.add_note(f"The error is in {path} ({option}).")
+        else:
+            detail = "" if cause is error else f" ({cause.message.splitlines()[0]})"
+            error.add_note(f"{path} ({option}) is not valid JSON: line {position[1]}, column {position[2]}{detail}.")
+        raise
+    except CommandError as error:
+        if error.message == EMPTY_PLAN and option == "--reassignment-json-file":
+            error.add_note(_empty_plan_note(path, text))
+        raise
+
+
+def _empty_plan_note(path: str, text: str | None) -> str:
+    import json
+
+    try:
+        root = json.loads(text or "")
+    except ValueError:
+        root = None
+    if isinstance(root, dict) and "topics" in root and "partitions" not in root:
+        return (
+            f'{path} looks like a topics-to-move file (it has "topics", no "partitions"): give it to '
+            '--generate --topics-to-move-json-file, and the plan --generate proposes (after "Proposed '
+            'partition reassignment configuration") to --reassignment-json-file.'
+        )
+    return f'{path} lists no partition to move ("partitions" is missing or empty).'
 
 
 def find_log_dir_move_states(

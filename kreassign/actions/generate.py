@@ -3,11 +3,12 @@ current assignment."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from kreassign.actions.common import Output
 from kreassign.cluster.port import ClusterPort
+from kreassign.errors import CommandError
 from kreassign.formats import format_reassignment_json, format_topics_json, parse_generate_assignment_args
 from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, TopicColumns, TopicPartition
@@ -26,6 +27,8 @@ class GenerateInputs:
     current: dict[str, TopicColumns]
     cluster_brokers: list[Broker]
     usable: list[UsableBroker]
+    #: ids of --broker-list the cluster does not have (the Apache tool leaves them out silently)
+    unknown_brokers: tuple[int, ...] = ()
 
     def current_replicas(self) -> dict[TopicPartition, list[int]]:
         return {
@@ -40,7 +43,22 @@ def read_generate_inputs(port: ClusterPort, topics_json: str, broker_list: str, 
     current = port.describe_topic_columns(topics)
     cluster_brokers = port.describe_brokers()
     usable = get_broker_metadata(cluster_brokers, brokers_to_use, rack_aware)
-    return GenerateInputs(topics, current, cluster_brokers, usable)
+    return GenerateInputs(topics, current, cluster_brokers, usable, unknown_broker_ids(brokers_to_use, cluster_brokers))
+
+
+def unknown_broker_ids(wanted: Sequence[int], cluster_brokers: Sequence[Broker]) -> tuple[int, ...]:
+    known = {broker.id for broker in cluster_brokers}
+    return tuple(dict.fromkeys(b for b in wanted if b not in known))
+
+
+def note_unknown_brokers(error: BaseException, unknown: Sequence[int], cluster_brokers: Sequence[Broker]) -> None:
+    """A placement that failed for want of brokers: name the ids of --broker-list the cluster lacks."""
+    if unknown:
+        known = ", ".join(str(b.id) for b in sorted(cluster_brokers, key=lambda b: b.id)) or "(none)"
+        error.add_note(
+            f"--broker-list names broker(s) {', '.join(map(str, unknown))} that the cluster does not have "
+            f"(its brokers: {known}); they were left out, as the Apache tool does."
+        )
 
 
 @dataclass(frozen=True)
@@ -49,6 +67,8 @@ class GenerateResult:
 
     current_json: str
     proposed_json: str
+    #: ids of --broker-list the cluster does not have (left out of the proposal)
+    unknown_brokers: tuple[int, ...] = ()
 
 
 def current_assignment_json(current: Mapping[str, TopicColumns]) -> str:
@@ -75,7 +95,12 @@ def generate_assignment(
 ) -> GenerateResult:
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     rng = JavaRandom(seed)  # unseeded: random, like the Apache tool
-    proposal = calculate_assignment(
-        inputs.current_replicas(), inputs.usable, rng, topic_order=list(dict.fromkeys(inputs.topics))
-    )
-    return print_proposal(out, current_assignment_json(inputs.current), format_reassignment_json(proposal, {}))
+    try:
+        proposal = calculate_assignment(
+            inputs.current_replicas(), inputs.usable, rng, topic_order=list(dict.fromkeys(inputs.topics))
+        )
+    except CommandError as error:
+        note_unknown_brokers(error, inputs.unknown_brokers, inputs.cluster_brokers)
+        raise
+    result = print_proposal(out, current_assignment_json(inputs.current), format_reassignment_json(proposal, {}))
+    return replace(result, unknown_brokers=inputs.unknown_brokers)

@@ -1,24 +1,47 @@
 """--progress (KIP-179): read where every replica of a plan stands, twice when some replica is behind so
-that a copy rate and an ETA can be given. Computation in ``kreassign.planning.progress``; rendering in
-``kreassign.cli.render_progress``."""
+that a copy rate and an ETA can be given; with --watch, again and again until nothing is left to move.
+Computation in ``kreassign.planning.progress``; rendering in ``kreassign.cli.render_progress``."""
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 
 from kreassign.actions.common import describe_known_topics
-from kreassign.cluster.port import ClusterPort
+from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
+from kreassign.errors import KreassignError, is_transient
 from kreassign.model import ReassignmentPlan
 from kreassign.planning.progress import (
+    PlanOutcome,
     ProgressReport,
     ReplicaSample,
+    ReplicaStatus,
+    Throttles,
     any_behind,
     compute_progress,
     replicas_to_sample,
+    with_throttles,
+)
+from kreassign.planning.throttles import (
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
 )
 
 DEFAULT_INTERVAL_S = 1.0
+STUCK_FOR_S = 10.0
+"""--watch: how long the plan must stay not at target (a partition neither moving nor at its target, an unknown
+topic, partition or broker) before the watch gives up: a broker restarting, or a batched run about to start,
+is not the end."""
+FAILING_FOR_S = 30.0
+"""--watch: how long the cluster may keep failing in a way Kafka calls retriable (a controller or a leader moving,
+a broker restarting) before the watch stops with the error. Meanwhile the last table stays, with its time."""
+RATE_WINDOW_S = 10.0
+"""--watch: rates are measured against the oldest sample of the last this many seconds (a throttled copy
+moves in bursts: over one short refresh it often copies nothing)."""
 
 
 def sample_replicas(port: ClusterPort, replicas, brokers: set[int], clock: Callable[[], float]) -> ReplicaSample:
@@ -27,11 +50,38 @@ def sample_replicas(port: ClusterPort, replicas, brokers: set[int], clock: Calla
     return ReplicaSample(at=clock(), log_end_offsets=ends, sizes=sizes)
 
 
+class _Reader:
+    """Reads the plan's state from the cluster: ``metadata()`` (brokers, reassignments, topics, and whether a
+    batched run of the plan is running), then ``report(metadata, first)`` samples the replicas and computes the
+    report against an earlier sample."""
+
+    def __init__(self, port: ClusterPort, plan: ReassignmentPlan, journal_path: str | None, clock) -> None:
+        self.port, self.clock = port, clock
+        self.targets = list(plan.partitions)
+        self.wanted = list(dict.fromkeys(tp for tp, _ in self.targets))
+        self.journal_path = journal_path
+        self.plan_targets = plan.targets()
+
+    def metadata(self):
+        live = {b.id for b in self.port.describe_brokers()}
+        reassignments = self.port.list_reassignments(self.wanted)
+        topics = describe_known_topics(self.port, [tp.topic for tp in self.wanted])
+        return live, reassignments, topics, batched_run_running(self.plan_targets, self.journal_path)
+
+    def report(self, metadata, first: ReplicaSample | None) -> tuple[ProgressReport, ReplicaSample]:
+        live, reassignments, topics, batched = metadata
+        replicas = replicas_to_sample(self.targets, topics, live)
+        sample = sample_replicas(self.port, replicas, {r.broker_id for r in replicas}, self.clock)
+        report = compute_progress(self.targets, topics, reassignments, live, sample, first, batched_run=batched)
+        return report, sample
+
+
 def read_progress(
     port: ClusterPort,
     plan: ReassignmentPlan,
     *,
     interval_s: float | None = None,
+    journal_path: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], object] = time.sleep,
 ) -> ProgressReport:
@@ -40,17 +90,113 @@ def read_progress(
     and ETAs."""
     if interval_s is None:
         interval_s = DEFAULT_INTERVAL_S
-    targets = list(plan.partitions)
-    live = {b.id for b in port.describe_brokers()}
-    wanted = list(dict.fromkeys(tp for tp, _ in targets))
-    reassignments = port.list_reassignments(wanted)
-    topics = describe_known_topics(port, [tp.topic for tp in wanted])
-    replicas = replicas_to_sample(targets, topics, live)
-    brokers = {r.broker_id for r in replicas}
-    first = sample_replicas(port, replicas, brokers, clock)
-    report = compute_progress(targets, topics, reassignments, live, first)
-    if interval_s <= 0 or not any_behind(report):
-        return report
-    sleep(interval_s)
-    last = sample_replicas(port, replicas, brokers, clock)
-    return compute_progress(targets, topics, reassignments, live, last, first)
+    reader = _Reader(port, plan, journal_path, clock)
+    metadata = reader.metadata()
+    report, first = reader.report(metadata, None)
+    if interval_s > 0 and any_behind(report):
+        sleep(interval_s)
+        report, _ = reader.report(metadata, first)
+    return with_throttles(report, read_throttles(port, report))
+
+
+def watch_progress(
+    port: ClusterPort,
+    plan: ReassignmentPlan,
+    every_s: float,
+    *,
+    journal_path: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], object] = time.sleep,
+) -> Iterator[ProgressReport]:
+    """--watch: a report every ``every_s`` seconds, until the plan is complete, or nothing has moved it for
+    ``STUCK_FOR_S`` seconds (the last report's outcome is then ``complete`` or ``not_at_target``). Rates come from
+    the oldest sample of the last ``RATE_WINDOW_S`` seconds."""
+    reader = _Reader(port, plan, journal_path, clock)
+    samples: deque[ReplicaSample] = deque()
+    stuck_since: float | None = None
+    failing_since: float | None = None
+    while True:
+        started = clock()
+        while samples and started - samples[0].at > RATE_WINDOW_S:
+            samples.popleft()
+        try:
+            report, sample = reader.report(reader.metadata(), samples[0] if samples else None)
+        except KreassignError as exc:
+            failing_since = started if failing_since is None else failing_since
+            if not is_transient(exc) or started - failing_since >= FAILING_FOR_S:
+                raise
+            sleep(max(0.0, every_s - (clock() - started)))
+            continue
+        failing_since = None
+        samples.append(sample)
+        yield with_throttles(report, read_throttles(port, report))
+        if report.outcome is PlanOutcome.COMPLETE:
+            return
+        if report.outcome is PlanOutcome.NOT_AT_TARGET:
+            stuck_since = started if stuck_since is None else stuck_since
+            if started - stuck_since >= STUCK_FOR_S:
+                return
+        else:
+            stuck_since = None
+        sleep(max(0.0, every_s - (clock() - started)))
+
+
+def read_throttles(port: ClusterPort, report: ProgressReport) -> Throttles:
+    """The throttle rates of the brokers copying or serving a replica that is behind, and the throttled-replica
+    lists of their topics. They only feed the display: when they cannot be read, no throttle is shown."""
+    behind = [(p, row) for p in report.partitions for row in p.replicas if row.status is ReplicaStatus.BEHIND]
+    if not behind:
+        return Throttles()
+    brokers = {row.broker for _, row in behind} | {p.leader for p, _ in behind if p.leader is not None}
+    topics = {p.topic for p, _ in behind}
+    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in sorted(brokers)]
+    resources += [ConfigResource(ResourceType.TOPIC, t) for t in sorted(topics)]
+    try:
+        configs = port.describe_configs(resources)
+    except Exception:  # display only (an older fake, a broker gone since): no throttle shown
+        return Throttles()
+
+    def rates(name: str) -> dict[int, int]:
+        found = {}
+        for resource, values in configs.items():
+            if resource.type is ResourceType.BROKER and values.get(name, "").isdigit():
+                found[int(resource.name)] = int(values[name])
+        return found
+
+    def lists(name: str) -> dict[str, frozenset[str]]:
+        return {
+            resource.name: frozenset(e.strip() for e in values.get(name, "").split(",") if e.strip())
+            for resource, values in configs.items()
+            if resource.type is ResourceType.TOPIC
+        }
+
+    return Throttles(
+        leader_rates=rates(LEADER_THROTTLED_RATE),
+        follower_rates=rates(FOLLOWER_THROTTLED_RATE),
+        leader_replicas=lists(LEADER_THROTTLED_REPLICAS),
+        follower_replicas=lists(FOLLOWER_THROTTLED_REPLICAS),
+    )
+
+
+def batched_run_running(targets, journal_path: str | None) -> bool:
+    """A batched --execute of this plan is running on this machine: its journal (``journal_path``, else the
+    plan's default) says running, and its process is alive. Read only: the run's lock is not touched."""
+    from kreassign.errors import CommandError
+    from kreassign.execution.journal import Journal, RunStatus, default_journal_path, plan_id
+
+    journal = Journal(journal_path or default_journal_path(targets))
+    if not journal.exists():
+        return False
+    try:
+        state = journal.load()
+    except CommandError:
+        return False
+    if state.plan_id != plan_id(targets) or state.status is not RunStatus.RUNNING or state.pid <= 0:
+        return False
+    try:
+        os.kill(state.pid, 0)
+    except ProcessLookupError:
+        return False  # killed (kill -9) or crashed: nothing will move the waiting partitions
+    except PermissionError:
+        return True
+    return True

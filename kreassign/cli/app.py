@@ -8,6 +8,7 @@ Each action is a module of ``kreassign.cli.commands``, found in its ``COMMANDS``
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -20,13 +21,31 @@ from kreassign.gcpause import gc_paused
 
 
 def _stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    _write(sys.stdout, 1, text)
 
 
 def _stderr(text: str) -> None:
-    sys.stderr.write(text)
-    sys.stderr.flush()
+    _write(sys.stderr, 2, text)
+
+
+def _write(stream, fd: int, text: str) -> None:
+    """A write to stdout or stderr that survives its reader leaving (``| head -1``): like the Apache tool
+    (Java's System.out ignores a broken pipe), the command goes on to its end and its exit status, quietly;
+    what it would have printed there is dropped."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        discard_output(fd)
+
+
+def discard_output(fd: int) -> None:
+    """From now on fd 1 or 2 goes to /dev/null: later writes, and the interpreter's flush at exit, succeed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[str], None] = _stderr) -> int:
@@ -65,25 +84,26 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     out, err = _scrubbed(out, configs), _scrubbed(err, configs)
     # --generate and snapshots build millions of objects and free none until the end
     bulk = request.kind == "generate" or request.args.has("cluster-snapshot-file")
+    sigint = signal.getsignal(signal.SIGINT)  # a batched run ignores Ctrl-C once it has handled one
     with gc_paused() if bulk else nullcontext():
         try:
             from kreassign.cli.commands import COMMANDS, ZOOKEEPER, Invocation, command_module
 
             if request.args.has("zookeeper"):  # the deprecated legacy path
                 command = command_module(ZOOKEEPER)
-                port = command.open_port(request.args, err)
+                port = command.open_port(request.args, out, err)
             else:
                 command = command_module(COMMANDS[request.kind])
                 port = open_cluster(request.args)
                 configs.append(port)
             return command.run(Invocation(request.kind, request.args, port, out, err, terminal, err_terminal))
+        except UsageError as exc:  # a bad value of one of kreassign's own options: like the argv checks above
+            err(f"{exc.message}\nRun with --help for the list of options.\n")
         except TerseError as exc:
             _report_error(exc.message, exc.message, exc, json_mode, out, err)
         except KreassignError as exc:
             _report_error(f"Error: {exc.message}", exc.message, exc, json_mode, out, err)
         except KeyboardInterrupt:
-            import signal
-
             err("Interrupted.\n")
             return after_signal(signal.SIGINT)
         except Exception as exc:  # an unexpected failure still ends with one line, never a traceback
@@ -93,6 +113,8 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         finally:
             if port is not None:
                 port.close()
+            if signal.getsignal(signal.SIGINT) is not sigint:
+                signal.signal(signal.SIGINT, sigint)
     return ExitCode.ERROR
 
 
@@ -137,7 +159,7 @@ def open_cluster(args: ParsedArgs):
     config = load_client_config(args.value("command-config")) if args.has("command-config") else None
     if args.has("bootstrap-controller"):
         controllers = args.value("bootstrap-controller")
-        parse_bootstrap_addresses(controllers)
+        parse_bootstrap_addresses(controllers, "--bootstrap-controller")
         return KafkaCluster(bootstrap_controllers=controllers, client_config=config)
     servers = args.value("bootstrap-server")
     parse_bootstrap_addresses(servers)

@@ -101,6 +101,8 @@ def scan(argv: list[str]) -> ParsedArgs:
             break
         if token.startswith("--"):
             body = token[2:]
+        elif token == "-h":  # kreassign: -h is --help (the Apache tool fails: "h is not a recognized option")
+            body = "help"
         elif token.startswith("-") and len(token) > 1:
             body = token[1:]
             name = body.split("=", 1)[0]
@@ -200,8 +202,34 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
     output = parsed.value("output") if parsed.has("output") else "text"
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not '{output}'")
+    if parsed.has("watch"):
+        watch_seconds(parsed)
+        if output == "json":
+            raise UsageError("--watch draws a table; with --output json, run --progress once per poll instead")
     if action == "generate" and parsed.has("topics-regex") and parsed.has("topics-to-move-json-file"):
         raise UsageError("--topics-regex and --topics-to-move-json-file are alternatives: give one")
+    if action == "execute" and parsed.has("cluster-snapshot-file") and not parsed.has("dry-run"):
+        # refused before anything is read or printed (the current assignment would come first otherwise)
+        raise UsageError(
+            "--execute with --cluster-snapshot-file needs --dry-run: a snapshot is read-only "
+            "(to move partitions, use --bootstrap-server)"
+        )
+
+
+MIN_WATCH_S = 0.5
+
+
+def watch_seconds(parsed: ParsedArgs) -> float:
+    """``--watch [SECONDS]``: an optional value (jopt-simple's rule: the next word unless it looks like an
+    option, or ``--watch=SECONDS``); the spec's default without one."""
+    text = str(parsed.value("watch"))
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= MIN_WATCH_S or seconds == float("inf"):
+        raise UsageError(f"--watch takes a number of seconds, at least {MIN_WATCH_S:g}, not '{text}'")
+    return seconds
 
 
 def _validate_zookeeper(parsed: ParsedArgs, action: str) -> Request:

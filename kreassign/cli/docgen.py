@@ -23,6 +23,8 @@ from kreassign.cli.spec import (
     EXTENSIONS_PANEL,
     PANELS,
     REQUIRED_ARGS,
+    SNAPSHOT_ACTION,
+    SNAPSHOT_ACTION_ARGS,
     SPECS,
     ZOOKEEPER_PERMITTED_ARGS,
     Arity,
@@ -212,23 +214,41 @@ def _opt(name: str) -> str:
     return "\\fB\\-\\-" + name.replace("-", "\\-") + "\\fR"
 
 
+def _with_value(name: str, opts: dict[str, Option]) -> str:
+    """An option and its value, kept on one line (a non-breaking space between them)."""
+    o = opts[name]
+    return _opt(name) if o.flag else f"{_opt(name)}\\~\\fI{_roff(o.metavar or '')}\\fR"
+
+
 def _synopsis(action: str, opts: dict[str, Option]) -> list[str]:
     controllers = "bootstrap-controller" in permitted_args(action, False)
+    # --cluster-snapshot-file replaces the cluster: --generate reads either; --execute only with --dry-run
+    offline = "cluster-snapshot-file" in permitted_args(action, True) + permitted_args(action, False)
     lines = [".B kreassign"]
     if controllers:
-        lines.append("{\\fB\\-\\-bootstrap\\-server\\fR | \\fB\\-\\-bootstrap\\-controller\\fR} \\fIHOST:PORT\\fR")
+        lines.append("{\\fB\\-\\-bootstrap\\-server\\fR | \\fB\\-\\-bootstrap\\-controller\\fR}\\~\\fIHOST:PORT\\fR")
+    elif offline and action == "generate":
+        lines.append(f"{{{_with_value('bootstrap-server', opts)} | {_with_value('cluster-snapshot-file', opts)}}}")
     else:
-        lines.append(f"{_opt('bootstrap-server')} \\fI{opts['bootstrap-server'].metavar}\\fR")
+        lines.append(_with_value("bootstrap-server", opts))
     lines.append(_opt(action))
     for name in REQUIRED_ARGS[action]:
-        lines.append(f"{_opt(name)} \\fI{_roff(opts[name].metavar or '')}\\fR")
-    bootstraps = ("bootstrap-server", "bootstrap-controller")
+        lines.append(_with_value(name, opts))
+    skip = ("bootstrap-server", "bootstrap-controller", "cluster-snapshot-file")
     for name in dict.fromkeys(permitted_args(action, True) + permitted_args(action, False)):
-        if name in bootstraps or name in REQUIRED_ARGS[action] or name not in opts:
+        if name in skip or name in REQUIRED_ARGS[action] or name not in opts:
             continue
-        o = opts[name]
-        lines.append(f"[{_opt(name)}]" if o.flag else f"[{_opt(name)} \\fI{_roff(o.metavar or '')}\\fR]")
-    return [".PP", *lines]
+        lines.append(f"[{_with_value(name, opts)}]")
+    out = [".PP", *lines]
+    if offline and action != "generate":
+        out += [".PP", ".B kreassign", _with_value("cluster-snapshot-file", opts), _opt(action)]
+        out += [*(_with_value(name, opts) for name in REQUIRED_ARGS[action]), _opt("dry-run"), "[\\fIOPTION\\fR...]"]
+    return out
+
+
+def _snapshot_synopsis(opts: dict[str, Option]) -> list[str]:
+    lines = [".PP", ".B kreassign", _with_value("bootstrap-server", opts), _with_value(SNAPSHOT_ACTION, opts)]
+    return lines + [f"[{_with_value(name, opts)}]" for name in SNAPSHOT_ACTION_ARGS if name != "bootstrap-server"]
 
 
 EXIT_STATUS = tuple((str(int(code)), meaning) for code, meaning in descriptions())
@@ -312,12 +332,16 @@ def render_man(opts: Sequence[Option]) -> str:
     out = [
         f'.\\" {GENERATED_NOTICE}',
         f'.TH KREASSIGN 1 "" "kreassign {__version__}" "User Commands"',
+        # no hyphenation: an option name broken across lines (--top-/ics-to-move...) cannot be searched for
+        ".nh",
+        ".ad l",
         ".SH NAME",
         "kreassign, kafka\\-reassign\\-partitions \\- move Kafka topic partitions between brokers and log directories",
         ".SH SYNOPSIS",
     ]
     for action in ACTIONS:
         out.extend(_synopsis(action, by_name))
+    out.extend(_snapshot_synopsis(by_name))
     out += [".PP", ".B kreassign", "\\fB\\-\\-version\\fR | \\fB\\-\\-help\\fR"]
     out += [
         ".SH DESCRIPTION",

@@ -14,18 +14,43 @@ def _replace_unencodable_output() -> None:
             reconfigure(errors="replace")
 
 
+def _open_closed_outputs() -> None:
+    """Started with stdout or stderr closed (``2>&-``): they go to /dev/null, so that writes to them are
+    quiet and no file opened later takes their descriptor (a Kafka client's log would land in it)."""
+    import os
+
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "w", closefd=False))  # noqa: SIM115 -- the process's own stream
+
+
 def main(argv: list[str] | None = None) -> int:
+    _open_closed_outputs()
     _replace_unencodable_output()
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         from kreassign import KAFKA_COMPAT_VERSION, __version__
 
-        sys.stdout.write(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)\n")
+        try:
+            sys.stdout.write(f"{__version__} (kreassign; Apache Kafka {KAFKA_COMPAT_VERSION} compatible)\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_after_broken_pipe()
         return 0  # ExitCode.OK, without importing cli.exit_codes on the fastest path
     try:
         from kreassign.cli.app import run
 
         return run(args)
+    except BrokenPipeError:  # a write that did not go through the command's writers: stop, quietly
+        _quiet_after_broken_pipe()
+        return 1
     except KeyboardInterrupt:  # Ctrl-C before the command started: nothing was changed
         import signal
 
@@ -33,6 +58,16 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stderr.write("Interrupted.\n")
         return after_signal(signal.SIGINT)
+
+
+def _quiet_after_broken_pipe() -> None:
+    """stdout and stderr to /dev/null: the interpreter's flush at exit must not fail again and print."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,11 +33,16 @@ def descriptions() -> tuple[tuple[int, str], ...]:
             "Any error, usage errors included; a batched --execute whose partitions could not all be moved.",
         ),
         (ExitCode.IN_PROGRESS, "With --fail-if-incomplete: --verify or --progress found moves still in progress."),
-        (ExitCode.NOT_AT_TARGET, "With --fail-if-incomplete: a partition is neither moving nor at its target."),
+        (
+            ExitCode.NOT_AT_TARGET,
+            "With --fail-if-incomplete, and at the end of --progress --watch: a partition is neither moving nor at "
+            "its target.",
+        ),
         (ExitCode.CANCELLED, "A batched --execute was cancelled by --cancel."),
         (
             after_signal(signal.SIGINT),
-            "A batched --execute was interrupted by SIGINT (its steps in flight reverted, throttles restored).",
+            "A batched --execute was interrupted by SIGINT (its steps in flight reverted, throttles restored); "
+            "--progress --watch was stopped by it.",
         ),
         (after_signal(signal.SIGTERM), "A batched --execute was stopped by SIGTERM (likewise)."),
     )

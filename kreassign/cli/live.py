@@ -3,10 +3,12 @@ seconds otherwise. stdout keeps the command's own text."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
-from kreassign.execution.executor import Progress
+from kreassign.execution.executor import Outcome, Progress
+from kreassign.execution.journal import RunStatus
 from kreassign.humanize import format_bytes, format_duration
 
 
@@ -49,8 +51,39 @@ class PlainReporter:
     def start(self) -> None:
         pass
 
+    def finish(self, outcome: Outcome) -> None:
+        pass
+
     def stop(self) -> None:
         pass
+
+
+def _ended(outcome: Outcome) -> str:
+    """ "interrupted by SIGINT", "cancelled by --cancel", "failed (why)"."""
+    if not outcome.message:
+        return str(outcome.status)
+    if outcome.message.startswith(str(outcome.status)):
+        return outcome.message
+    return f"{outcome.status} ({outcome.message})"
+
+
+def outcome_line(outcome: Outcome, throttled: bool) -> str:
+    """How the run ended, in one line for the terminal when stdout (which has the full summary) is elsewhere."""
+    if outcome.status is RunStatus.COMPLETED:
+        line = f"Batched reassignment complete: {outcome.partitions} partition(s) at their target"
+    else:
+        line = (
+            f"Batched reassignment {_ended(outcome)}: {outcome.partitions_done} of {outcome.partitions} "
+            "partition(s) at their target"
+        )
+    line += f" after {outcome.steps_done} step(s)"
+    if outcome.reverted:
+        line += f"; reverted the steps in flight of {len(outcome.reverted)} partition(s)"
+    if outcome.failures:
+        line += f"; {len(outcome.failures)} partition(s) failed"
+    if throttled:
+        line += "; throttles restored"
+    return line + ". The summary is on stdout.\n"
 
 
 class _Writer:
@@ -70,19 +103,35 @@ class _Writer:
         return True
 
 
+def _whole(method):
+    """A call of the live display runs whole: SIGINT/SIGTERM arriving meanwhile interrupt the run once it has
+    returned. Cut off half-way, a frame leaves the panel's cursor moves and escape sequences broken, and the
+    last frame and the line below it are drawn over the wrong rows."""
+
+    @functools.wraps(method)
+    def whole(self, *args):
+        from kreassign.execution.signals import whole_request
+
+        with whole_request():
+            return method(self, *args)
+
+    return whole
+
+
 class RichReporter:
     """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA), written to ``err``."""
 
     def __init__(self, write: Callable[[str], object]) -> None:
-        import shutil
-
         from rich.console import Console
 
-        width = shutil.get_terminal_size().columns
+        from kreassign.cli.tty import columns
+
+        width = columns(2)  # the panel is on stderr's terminal
         self.console = Console(file=_Writer(write), force_terminal=True, width=width, highlight=False)
         self._live = None
         self._last: Progress | None = None
 
+    @_whole
     def start(self) -> None:
         from rich.live import Live
 
@@ -98,18 +147,53 @@ class RichReporter:
         )
         self._live.start()
 
+    @_whole
+    def finish(self, outcome: Outcome) -> None:
+        """The panel's last frame shows how the run ended, then the display stops."""
+        if self._live is not None:
+            self._live.update(self._render_outcome(outcome), refresh=True)
+        self.stop()
+
+    @_whole
     def stop(self) -> None:
         if self._live is not None:
             self._live.stop()
             self._live = None
 
+    @_whole
     def event(self, message: str) -> None:
         self.console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}", highlight=False)
 
+    @_whole
     def progress(self, progress: Progress) -> None:
         self._last = progress
         if self._live is not None:
             self._live.update(self._render(progress))
+
+    def _render_outcome(self, outcome: Outcome):
+        from rich.panel import Panel
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+
+        last = self._last
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold")
+        table.add_column()
+        table.add_row("status", "complete" if outcome.status is RunStatus.COMPLETED else _ended(outcome))
+        table.add_row("partitions", f"{outcome.partitions_done} of {outcome.partitions} at their target")
+        if outcome.reverted:
+            table.add_row("reverted", f"the steps in flight of {len(outcome.reverted)} partition(s)")
+        steps_total = outcome.steps_done if last is None else max(outcome.steps_done, last.steps_total)
+        if outcome.status is RunStatus.COMPLETED:
+            steps_total = outcome.steps_done
+        table.add_row("steps", f"{outcome.steps_done} of {steps_total}")
+        table.add_row("", ProgressBar(total=max(1, steps_total), completed=outcome.steps_done, width=40))
+        if outcome.bytes_moved is not None:
+            total = None if last is None else last.bytes_total
+            copied = format_bytes(outcome.bytes_moved)
+            table.add_row("copied", copied if total is None else f"{copied} of {format_bytes(total)}")
+        table.add_row("elapsed", format_duration(outcome.elapsed))
+        return Panel(table, title="kreassign batched reassignment", expand=False)
 
     def _render(self, p: Progress | None):
         from rich.panel import Panel

@@ -8,6 +8,8 @@ from __future__ import annotations
 from kreassign.humanize import format_bytes, format_eta
 from kreassign.planning.progress import (
     PartitionProgress,
+    PartitionStatus,
+    PlanOutcome,
     ProgressReport,
     ReplicaProgress,
     ReplicaStatus,
@@ -15,7 +17,6 @@ from kreassign.planning.progress import (
 )
 
 HEADERS = ("Topic", "Partition", "Broker", "Status", "Bytes behind", "Rate (B/s)", "ETA")
-RICH_HEADERS = ("Topic", "Partition", "Broker", "Status", "Behind", "Rate", "ETA")
 
 
 def _cells(row: ReplicaProgress, human: bool) -> list[str]:
@@ -68,21 +69,11 @@ def render_progress_table(report: ProgressReport) -> str:
 
 
 def render_progress_rich(report: ProgressReport, width: int | None = None, color: bool = True) -> str:
-    """The same table drawn by rich for a terminal (colours unless ``color`` is False)."""
+    """The compact table (``progress_view``) drawn by rich for a terminal (colours unless ``color`` is False)."""
     import io
 
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
-    styles = {ReplicaStatus.IN_SYNC: "green", ReplicaStatus.BEHIND: "yellow"}
-    table = Table(*RICH_HEADERS, title="Reassignment progress", title_justify="left")
-    for column in table.columns[1:3] + table.columns[4:]:
-        column.justify = "right"
-    for partition in report.partitions:
-        for row in partition.replicas:
-            cells = [row.topic, str(row.partition), str(row.broker)]
-            table.add_row(*cells, Text(row.text, style=styles.get(row.status, "red")), *_cells(row, human=True))
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -91,10 +82,183 @@ def render_progress_rich(report: ProgressReport, width: int | None = None, color
         color_system="auto" if color else None,
         highlight=False,
     )
-    console.print(table)
-    for line in _urp_lines(report):
-        console.print(Text(line, style="yellow"))
+    console.print(progress_view(report, "Reassignment progress", width=console.width))
     return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------- compact layout
+STATE_WORDS = {
+    ReplicaStatus.IN_SYNC: "in sync",
+    ReplicaStatus.UNKNOWN_TOPIC: "no topic",
+    ReplicaStatus.UNKNOWN_PARTITION: "no partition",
+    ReplicaStatus.UNKNOWN_BROKER: "no broker",
+}
+"""Short words for a terminal (the tabulate table and JSON keep the KIP-179 texts); see ``state_word``."""
+
+_WORD_STYLES = {"in sync": "green", "copying": "yellow", "behind": "yellow", "waiting": "cyan", "not started": "red"}
+THROTTLE_MARK = "~"
+THROTTLE_NOTE = f"{THROTTLE_MARK} bound by the throttle (no copy measured between samples)"
+
+
+def state_word(partition: PartitionProgress, row: ReplicaProgress, batched_run: bool) -> str:
+    """``in sync``; ``copying`` (a replica the reassignment adds, out of the ISR) or ``behind`` (one of the
+    partition's own replicas out of the ISR); ``waiting`` (not on its broker yet: a running batched run of the
+    plan has not reached the partition) or ``not started`` (not on its broker and nothing moves it);
+    ``no topic``, ``no partition``, ``no broker``."""
+    if row.status is ReplicaStatus.BEHIND:
+        return "copying" if row.broker in partition.adding else "behind"
+    if row.status is ReplicaStatus.NOT_HOSTED:
+        return "waiting" if batched_run else "not started"
+    return STATE_WORDS[row.status]
+
+
+def _compact_cells(row: ReplicaProgress) -> tuple[str, str, str]:
+    """Behind, rate and ETA for a terminal: measured, or bound by the throttle (marked) when nothing was."""
+    if row.status is not ReplicaStatus.BEHIND:
+        return "-", "-", "-"
+    if row.bytes_behind is not None:
+        behind = format_bytes(row.bytes_behind)
+    else:
+        behind = "?" if row.messages_behind is None else f"{row.messages_behind} msgs"
+    bound = row.eta_bound_s
+    if bound is not None:
+        share = row.throttle_rate_bytes_per_s or 0
+        return behind, f"{THROTTLE_MARK}{format_bytes(share)}/s", f"{THROTTLE_MARK}{format_eta(bound)}"
+    rate = "?" if row.rate_bytes_per_s is None else f"{format_bytes(max(0.0, row.rate_bytes_per_s))}/s"
+    return behind, rate, format_eta(row.eta_s)
+
+
+def plan_eta(report: ProgressReport) -> tuple[float | None, bool]:
+    """When the copies running now end: the latest ETA of the replicas behind (measured, else bound by the
+    throttle), and whether a throttle bound went into it. None when one of them has neither."""
+    latest, bound = 0.0, False
+    for partition in report.partitions:
+        for row in partition.replicas:
+            if row.status is not ReplicaStatus.BEHIND:
+                continue
+            eta = row.eta_s if row.eta_s is not None else row.eta_bound_s
+            if eta is None:
+                return None, False
+            bound = bound or row.eta_s is None
+            latest = max(latest, eta)
+    return latest, bound
+
+
+def summary_line(report: ProgressReport) -> str:
+    """``2 of 6 partitions done, 1 moving, 3 waiting; 12.0 MiB behind, ETA ~40s``."""
+    counts: dict[str, int] = {}
+    for p in report.partitions:
+        if p.state is PartitionStatus.COMPLETE:
+            word = "done"
+        elif p.state is PartitionStatus.MOVING:
+            word = "moving"
+        elif p.state is PartitionStatus.NOT_AT_TARGET:
+            word = "waiting" if report.batched_run else "not started"
+        else:
+            word = "unknown"
+        counts[word] = counts.get(word, 0) + 1
+    line = f"{counts.pop('done', 0)} of {len(report.partitions)} partitions done"
+    for word in ("moving", "waiting", "not started", "unknown"):
+        if counts.get(word):
+            line += f", {counts[word]} {word}"
+    behind = [r for p in report.partitions for r in p.replicas if r.status is ReplicaStatus.BEHIND]
+    if behind:
+        total = sum(r.bytes_behind or 0 for r in behind)
+        eta, bound = plan_eta(report)
+        mark = THROTTLE_MARK if bound else ""
+        line += f"; {format_bytes(total)} behind, ETA {mark}{format_eta(eta)}"
+    return line
+
+
+def _ordered_rows(report: ProgressReport, max_rows: int | None) -> tuple[list, int]:
+    """(partition, row) pairs in plan order; past ``max_rows``, the rows not in sync first. And how many were
+    left out."""
+    rows = [(p, row) for p in report.partitions for row in p.replicas]
+    if max_rows is None or len(rows) <= max_rows:
+        return rows, 0
+    keep = max(1, max_rows)
+    wanted = [pair for pair in rows if pair[1].status is not ReplicaStatus.IN_SYNC][:keep]
+    wanted += [pair for pair in rows if pair[1].status is ReplicaStatus.IN_SYNC][: keep - len(wanted)]
+    chosen = {id(pair[1]) for pair in wanted}
+    return [pair for pair in rows if id(pair[1]) in chosen], len(rows) - len(wanted)
+
+
+_WIDTHS = {"Broker": 6, "State": 12, "Behind": 10, "Rate": 12, "ETA": 9}
+"""The columns after Partition: the longest state word (``no partition``), ``1023.9 KiB``, ``~1023.9 KiB/s``
+less its mark, ``~1h00m07s``."""
+
+
+def progress_view(report: ProgressReport, heading: str, max_rows: int | None = None, width: int | None = None):
+    """The compact layout (a rich renderable): a heading, one row per target replica with a short state word
+    (never wrapped; a long topic name is cut with an ellipsis), the summary, under-replication lines (cut, not
+    wrapped). Six columns that fit 80 columns; ``max_rows`` bounds the rows (for a live display)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=False, header_style="bold underline")
+    fixed = sum(_WIDTHS.values()) + 2 * len(_WIDTHS)  # each column and the two spaces before it
+    table.add_column("Partition", overflow="ellipsis", no_wrap=True, max_width=max(9, (width or 80) - fixed))
+    for name, size in _WIDTHS.items():
+        table.add_column(name, justify="left" if name == "State" else "right", no_wrap=True, min_width=size)
+    rows, hidden = _ordered_rows(report, max_rows)
+    marked = False
+    for partition, row in rows:
+        word = state_word(partition, row, report.batched_run)
+        cells = _compact_cells(row)
+        marked = marked or cells[2].startswith(THROTTLE_MARK)
+        name = f"{row.topic}-{row.partition}"
+        table.add_row(name, str(row.broker), Text(word, style=_WORD_STYLES.get(word, "red")), *cells)
+    parts: list = [Text(heading, style="bold", no_wrap=True, overflow="ellipsis"), table]
+    if hidden:
+        parts.append(Text(f"... and {hidden} more replica(s)", style="dim", no_wrap=True))
+    parts.append(Text(summary_line(report), no_wrap=True, overflow="ellipsis"))
+    if marked:
+        parts.append(Text(THROTTLE_NOTE, style="dim", no_wrap=True, overflow="ellipsis"))
+    for line in _urp_lines(report):
+        parts.append(Text(line, style="yellow", no_wrap=True, overflow="ellipsis"))
+    return Group(*parts)
+
+
+def end_line(report: ProgressReport) -> str:
+    """Why --watch stopped watching."""
+    if report.outcome is PlanOutcome.COMPLETE:
+        return "Complete: every partition at its target, every target replica in sync."
+    stuck = [str(p.tp) for p in report.partitions if p.state is not PartitionStatus.COMPLETE]
+    shown = ", ".join(stuck[:5]) + (f" and {len(stuck) - 5} more" if len(stuck) > 5 else "")
+    return f"Not at target, and nothing is moving: {shown}."
+
+
+class WatchLines:
+    """--watch when stdout is not a terminal (a log, a pipe): per refresh, one line per replica whose state word
+    changed, and the summary when anything changed or at least every ``summary_every_s`` seconds; each line
+    starts with the local time."""
+
+    def __init__(self, summary_every_s: float = 30.0) -> None:
+        self.summary_every_s = summary_every_s
+        self._words: dict[tuple[str, int, int], str] = {}
+        self._summary_at: float | None = None
+
+    def lines(self, report: ProgressReport, now: float) -> list[str]:
+        import time
+
+        stamp = time.strftime("%H:%M:%S", time.localtime(now))
+        out = []
+        for partition, row in _ordered_rows(report, None)[0]:
+            word = state_word(partition, row, report.batched_run)
+            key = (row.topic, row.partition, row.broker)
+            if self._words.get(key) == word:
+                continue
+            self._words[key] = word
+            line = f"{stamp} {row.topic}-{row.partition} broker {row.broker}: {word}"
+            if row.status is ReplicaStatus.BEHIND:
+                behind, rate, eta = _compact_cells(row)
+                line += f", {behind} behind, {rate}, ETA {eta}"
+            out.append(line)
+        if out or self._summary_at is None or now - self._summary_at >= self.summary_every_s:
+            self._summary_at = now
+            out.append(f"{stamp} {summary_line(report)}")
+        return out
 
 
 def render_progress_json(report: ProgressReport) -> str:

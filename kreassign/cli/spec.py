@@ -3,7 +3,7 @@ the shell completions and the man page show. Pure data, no imports.
 
 * ``kreassign.cli.argv`` parses real command lines with the Apache (jopt-simple) rules from this table
   (long options, ``--name=value``, exact names only, required and optional arguments);
-* ``kreassign.cli.typer_app`` builds the Typer command of ``--help`` from it;
+* ``kreassign.cli.typer_app`` renders ``--help`` from it (and declares the Typer command);
 * ``kreassign.cli.docgen`` writes the completions and the man page from it.
 
 The table is in the order ``--help`` lists the options.
@@ -89,7 +89,8 @@ _SPECS = (
         "progress",
         Arity.FLAG,
         help="kreassign: report, for each partition and target broker of the --reassignment-json-file, "
-        "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit.",
+        "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit (with --watch: "
+        "again and again until the plan is done).",
         apache=False,
         panel=ACTIONS_PANEL,
     ),
@@ -260,7 +261,7 @@ _SPECS = (
         "journal-file",
         Arity.REQUIRED,
         help="kreassign: where a batched --execute keeps its journal (rollback, target, progress) for "
-        "resume and --cancel. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
+        "resume, --cancel and --progress. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
         metavar="FILE",
         apache=False,
         panel=EXTENSIONS_PANEL,
@@ -302,6 +303,18 @@ _SPECS = (
         Arity.FLAG,
         help="kreassign: --verify and --progress exit 2 while moves are still in progress and 3 when a "
         "partition is neither moving nor at its target (default: exit 0, as the Apache tool).",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "watch",
+        Arity.OPTIONAL,
+        float,
+        2,
+        help="kreassign: with --progress, redraw the report every SECONDS (default 2; the next word is taken "
+        "as SECONDS unless it starts with -) until the plan is complete or nothing moves it any more, then exit as "
+        "with --fail-if-incomplete: a live table on a terminal, plain lines of what changed otherwise.",
+        metavar="SECONDS",
         apache=False,
         panel=EXTENSIONS_PANEL,
     ),
@@ -400,7 +413,8 @@ _SPECS = (
         "max-disk-usage",
         Arity.REQUIRED,
         help="kreassign: with --strategy balanced, the share of a broker's disk (capacity_bytes of the snapshot, "
-        "or the log dirs' total bytes; 0 < F <= 1, default 0.8) no broker may end above when it is not above it "
+        "or the total bytes of its log dirs' volumes, each once; 0 < F <= 1, default 0.8) no broker may end above "
+        "when it is not above it "
         "already. The plan routes replicas around such a broker (back where they are, else to the brokers with "
         "the fewest replicas and the most room, racks respected); when it cannot, it is refused with an error. "
         "Brokers of unknown capacity are not checked.",
@@ -509,7 +523,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
     "verify": ("fail-if-incomplete", "output"),
     "cancel": ("journal-file", "output"),
     "list": ("output",),
-    "progress": ("fail-if-incomplete", "output"),
+    "progress": ("fail-if-incomplete", "output", "watch", "journal-file"),
 }
 
 BATCHED_OPTIONS = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
@@ -548,6 +562,7 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "poll-interval-ms",
     "stall-timeout-ms",
     "fail-if-incomplete",
+    "watch",
 )
 
 SNAPSHOT_ACTION = "write-cluster-snapshot"

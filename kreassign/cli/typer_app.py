@@ -1,18 +1,29 @@
-"""The Typer command of ``--help``, built from the option table (``kreassign.cli.spec``), the one
-declaration of kreassign's options. Parsing of real command lines follows the Apache (jopt-simple) rules
-in ``kreassign.cli.argv``; this command is never run, only asked for its help.
+"""``--help``, and the Typer declaration of the command, both built from the option table
+(``kreassign.cli.spec``), the one declaration of kreassign's options. Parsing of real command lines follows
+the Apache (jopt-simple) rules in ``kreassign.cli.argv``; the Typer command is never run.
+
+The help text is rendered here, not by Typer's rich panels: those cut option names to fit their columns
+at 80 columns (``--max-partition-movem…``), and draw boxes with trailing spaces into pipes.
 """
 
 from __future__ import annotations
 
 import inspect
-import io
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
-from kreassign.cli.spec import COMMAND_HELP, COMMAND_NAME, COMMAND_SUMMARY, OPTIONS_PANEL, SPECS, Arity, OptionSpec
+from kreassign.cli.spec import (
+    COMMAND_HELP,
+    COMMAND_NAME,
+    COMMAND_SUMMARY,
+    OPTIONS_PANEL,
+    PANELS,
+    SPECS,
+    Arity,
+    OptionSpec,
+)
 
 _CLICK_OWN = ("help",)
 """Options click adds by itself (from ``help_option_names``)."""
@@ -65,33 +76,69 @@ def click_command():
     return typer.main.get_command(app)
 
 
-class _HelpBuffer(io.StringIO):
-    """Where rich renders the help: kept for the injected writer, with the terminal's properties (colours,
-    box characters) of the real stdout."""
+PLAIN_HELP_WIDTH = 80
+"""The width of --help when stdout is not a terminal (a pipe, a file): the same text everywhere."""
 
-    def __init__(self, terminal: bool, encoding: str) -> None:
-        super().__init__()
-        self._terminal, self._encoding = terminal, encoding
 
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return self._encoding
+def help_text(prog: str = COMMAND_NAME, width: int = PLAIN_HELP_WIDTH, styled: bool = False) -> str:
+    """--help from the option table: each option's name and value on a line of its own, always whole, its
+    description wrapped under it; the groups in the order of ``PANELS``. Plain text (no box drawing, no
+    trailing spaces); ``styled`` (a terminal) adds bold to the names and headings."""
+    import textwrap
 
-    def isatty(self) -> bool:
-        return self._terminal
+    def bold(text: str) -> str:
+        return f"\x1b[1m{text}\x1b[0m" if styled else text
+
+    def wrapped(text: str, indent: str) -> list[str]:
+        # never break an option name (--max-partition-movements) or a path at its hyphens
+        lines = textwrap.wrap(
+            text, width=max(20, width - 1), initial_indent=indent, subsequent_indent=indent,
+            break_long_words=False, break_on_hyphens=False,
+        )  # fmt: skip
+        return lines or [indent.rstrip()]
+
+    lines = [f"Usage: {prog} [OPTIONS]", ""]
+    lines += wrapped(COMMAND_SUMMARY, "")
+    lines.append("")
+    lines += wrapped(COMMAND_HELP, "")
+    for panel in PANELS:
+        specs = [spec for spec in SPECS.values() if spec.panel == panel]
+        if not specs:
+            continue
+        lines += ["", bold(f"{panel}:")]
+        for spec in specs:
+            head = f"  {bold('--' + spec.name)}" + (f", {bold('-h')}" if spec.name == "help" else "")
+            if spec.metavar:
+                head += f" {spec.metavar}"
+            lines.append(head)
+            description = spec.help
+            if spec.default is not None and spec.arity is not Arity.FLAG:
+                description += f" [default: {spec.default}]"
+            lines += wrapped(description, "      ")
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+PROGRAM_NAMES = (COMMAND_NAME, "kafka-reassign-partitions", "kafka-reassign-partitions.sh")
+"""The names the command is installed under (the wheel's two scripts, and the Apache script's name for a
+link): ``Usage:`` names the one it was invoked by."""
+
+
+def program_name(argv0: str) -> str:
+    """The name the command was invoked by, one of ``PROGRAM_NAMES``; anything else (``python -m kreassign``
+    runs ``__main__.py``) is kreassign."""
+    import os
+
+    name = os.path.basename(argv0)
+    return name if name in PROGRAM_NAMES else COMMAND_NAME
 
 
 def print_help(out: Callable[[str], object] | None = None, terminal: bool | None = None) -> None:
-    """Typer's (rich) help of the command, written to ``out`` (default: stdout)."""
-    import contextlib
+    """--help, written to ``out`` (default: stdout): at the terminal's width on a terminal, else at
+    ``PLAIN_HELP_WIDTH``."""
+    import shutil
     import sys
 
-    stdout = sys.stdout
-    buffer = _HelpBuffer(stdout.isatty() if terminal is None else terminal, stdout.encoding or "utf-8")
-    command = click_command()
-    with (
-        contextlib.redirect_stdout(buffer),
-        command.make_context(COMMAND_NAME, ["--help"], resilient_parsing=True) as ctx,
-    ):
-        buffer.write(command.get_help(ctx) + "\n")
-    (out or stdout.write)(buffer.getvalue())
+    if terminal is None:
+        terminal = sys.stdout.isatty()
+    width = shutil.get_terminal_size((PLAIN_HELP_WIDTH, 24)).columns if terminal else PLAIN_HELP_WIDTH
+    (out or sys.stdout.write)(help_text(program_name(sys.argv[0]), width, styled=terminal))

@@ -39,6 +39,20 @@ class ClientErrors:
         )
         return error
 
+    def refused(self, call: str, waited_s: float) -> ClusterTimeoutError:
+        """Java's timeout text, raised early: every bootstrap address refused the TCP connection."""
+        error = ClusterTimeoutError(f"{TIMEOUT_EXCEPTION}: Timed out waiting for a node assignment. Call: {call}")
+        kind = "bootstrap controllers" if self.using_controllers else "bootstrap servers"
+        option = "--bootstrap-controller" if self.using_controllers else "--bootstrap-server"
+        error.add_note(
+            f"Every address of the {kind} {self.address} refused the connection for {waited_s:g} s: nothing "
+            f"listens there. The Apache tool waits its whole deadline ({self.api_timeout_s:g} s) and then fails "
+            "with this error; kreassign fails sooner."
+        )
+        nodes = "controllers" if self.using_controllers else "brokers"
+        error.add_note(f"Check the port of {option} and that the Kafka {nodes} are running.")
+        return error
+
     def unknown_nodes(self, call: str, missing: Sequence[str], known: Sequence[str]) -> ClusterTimeoutError:
         """Java's text for a call sent to node ids the cluster does not report (Java waits for them until
         its deadline); the note names those ids, not the bootstrap address, which did answer."""

@@ -110,6 +110,8 @@ _LATEST_TIMESTAMP = -1
 
 _GRACE_S = 5.0  # on top of the client's own deadline, before giving up waiting on a future
 _POLL_INTERVAL_S = 0.05  # how often librdkafka's error callback is served while waiting
+_REFUSED_GRACE_S = 5.0  # how long every bootstrap address may refuse connections before a call fails
+_REFUSED_PROBE_INTERVAL_S = 0.5
 
 
 # ------------------------------------------------------------------------------ the adapter
@@ -145,6 +147,7 @@ class KafkaCluster:
         self._legacy: Any = None  # kafka.admin.KafkaAdminClient
         self._quorum: ControllerQuorum | None = None
         self._fatal_errors: list[Any] = []  # librdkafka authentication / TLS errors (KafkaError)
+        self._contacted = False  # the bootstrap addresses were probed once (see _check_listening)
 
     def __repr__(self) -> str:
         where = f"bootstrap_servers={self.bootstrap_servers!r}"
@@ -220,6 +223,26 @@ class KafkaCluster:
     def _deadline(self, timeout_s: float | None = None) -> float:
         return time.monotonic() + (self.api_timeout_s if timeout_s is None else timeout_s)
 
+    def _check_listening(self, call: str) -> None:
+        """Before the first call's answer: when every bootstrap address refuses the TCP connection (nothing
+        listens there) for :data:`_REFUSED_GRACE_S`, fail with Java's timeout error at once instead of
+        after the whole deadline. A listener that accepts, a firewall that drops, anything else: no change."""
+        if self._contacted:
+            return
+        self._contacted = True
+        from kreassign.cluster.bootstrap import parse_bootstrap_addresses, refused_everywhere
+
+        try:
+            addresses = parse_bootstrap_addresses(self.address)
+        except CommandError:
+            return
+        started = time.monotonic()
+        while refused_everywhere(addresses):
+            waited = time.monotonic() - started
+            if waited >= _REFUSED_GRACE_S:
+                raise self.errors.refused(call, round(waited))
+            time.sleep(_REFUSED_PROBE_INTERVAL_S)
+
     def _outcome(self, future: Any, call: str, timeout_s: float | None = None) -> Any:
         """Wait for a confluent-kafka future; its ``KafkaException`` is raised as is.
 
@@ -231,8 +254,11 @@ class KafkaCluster:
         deadline = time.monotonic() + (self.api_timeout_s if timeout_s is None else timeout_s) + _GRACE_S
         while True:
             try:
-                return future.result(timeout=_POLL_INTERVAL_S)
+                result = future.result(timeout=_POLL_INTERVAL_S)
+                self._contacted = True
+                return result
             except concurrent.futures.TimeoutError:
+                self._check_listening(call)
                 self._admin.poll(0)
                 if self._fatal_errors:
                     raise self.errors.from_librdkafka(self._fatal_errors[0], call) from None
@@ -260,6 +286,8 @@ class KafkaCluster:
 
     def _run_kafka_python(self, call: str, coroutine: Callable[..., Any], *args: Any) -> Any:
         """Run a coroutine on kafka-python's I/O thread; its errors become Java-like errors."""
+        if self.using_controllers:
+            self._check_listening(call)
         runner = self._controller_quorum() if self.using_controllers else self._kafka_python_admin(call)._manager
         try:
             return runner.run(coroutine, *args)
@@ -924,6 +952,7 @@ class KafkaCluster:
     def list_topic_names(self) -> list[str]:
         """Every topic name the metadata lists, sorted (for ``--write-cluster-snapshot``)."""
         admin = self._librdkafka()
+        self._check_listening("listTopics")
         try:
             metadata = admin.list_topics(timeout=self.api_timeout_s)
         except Exception as exc:
@@ -965,6 +994,7 @@ class KafkaCluster:
                         sizes,
                         None if total is None or total < 0 else total,
                         None if usable is None or usable < 0 else usable,
+                        cordoned=bool(getattr(log_dir, "is_cordoned", False)),
                     )
                 )
             result[broker_id] = sorted(dirs, key=lambda d: d.path)

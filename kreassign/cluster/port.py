@@ -63,13 +63,66 @@ class LogDirUsage:
 
     ``replica_sizes`` maps the current (not future) replicas in the directory to their size in bytes
     (-1: unknown, only from a snapshot without sizes);
-    ``total_bytes`` / ``usable_bytes`` are the volume's, or ``None`` when the broker does not say.
+    ``total_bytes`` / ``usable_bytes`` are the volume's, or ``None`` when the broker does not say;
+    ``volume``: the volume the directory is on, as a snapshot records it (the path of the broker's first log
+    dir on it), None when not recorded (then :func:`volume_labels` infers it); ``cordoned``: the directory is
+    cordoned (KIP-1066, broker config ``cordoned.log.dirs``; DescribeLogDirs v5+), it takes no new replica.
     """
 
     path: str
     replica_sizes: Mapping[TopicPartition, int]
     total_bytes: int | None = None
     usable_bytes: int | None = None
+    volume: str | None = None
+    cordoned: bool = False
+
+
+VOLUME_SLACK_BYTES = 64 * 1024 * 1024
+"""Two log dirs of one broker whose usable bytes differ by at most this much (and whose total bytes are equal)
+are taken to be on one volume: DescribeLogDirs reads each dir's volume a moment apart, while the broker writes."""
+
+
+def volume_labels(dirs: Sequence[LogDirUsage]) -> list[str]:
+    """Per log dir of one broker (in order), its volume: the path of the first dir on the same volume.
+
+    A recorded ``volume`` is used as is (a dir without one is a volume of its own). Otherwise two dirs share
+    a volume when DescribeLogDirs gives both the same ``total_bytes`` and ``usable_bytes`` within
+    :data:`VOLUME_SLACK_BYTES` (a dir without both figures is a volume of its own). Limit: two distinct disks
+    of the same size that are equally full (within the slack) count as one: the capacity comes out lower
+    than it is (the safe side); a snapshot's ``volume`` fields can be corrected by hand."""
+    if any(d.volume is not None for d in dirs):
+        return [d.volume if d.volume is not None else d.path for d in dirs]
+    labels: list[str] = []
+    for i, d in enumerate(dirs):
+        label = d.path
+        if d.total_bytes is not None and d.usable_bytes is not None:
+            for j in range(i):
+                other = dirs[j]
+                if (
+                    other.total_bytes == d.total_bytes
+                    and other.usable_bytes is not None
+                    and abs(other.usable_bytes - d.usable_bytes) <= VOLUME_SLACK_BYTES
+                ):
+                    label = labels[j]
+                    break
+        labels.append(label)
+    return labels
+
+
+def volume_capacity(dirs: Sequence[LogDirUsage]) -> int | None:
+    """A broker's disk capacity: the total bytes of each volume its log dirs are on, each volume once; None
+    without log dirs or when a dir's total is unknown."""
+    if not dirs or not all(d.total_bytes for d in dirs):
+        return None
+    totals: dict[str, int] = {}
+    for d, label in zip(dirs, volume_labels(dirs), strict=True):
+        totals.setdefault(label, d.total_bytes)  # type: ignore[arg-type]
+    return sum(totals.values())
+
+
+def all_cordoned(dirs: Sequence[LogDirUsage]) -> bool:
+    """Whether every log dir of a broker is cordoned (it takes no new replica at all)."""
+    return bool(dirs) and all(d.cordoned for d in dirs)
 
 
 class ClusterPort(Protocol):

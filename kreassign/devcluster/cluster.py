@@ -42,9 +42,11 @@ NODE_JVM_OPTS = (
 )
 
 
-def _die_with_parent(signum: int = signal.SIGTERM):
+def _die_with_parent(signum: int = signal.SIGKILL):
     """A function for the child before exec: ask Linux to send it ``signum`` when the process that
-    started it dies, so a killed test run never leaves brokers behind."""
+    started it dies, so a killed test run never leaves brokers behind. If that process already died
+    between the fork and this call (no signal would come), the child ends itself at once."""
+    parent = os.getpid()
 
     def arrange() -> None:
         import ctypes
@@ -52,6 +54,8 @@ def _die_with_parent(signum: int = signal.SIGTERM):
         PR_SET_PDEATHSIG = 1
         with contextlib.suppress(Exception):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signum)
 
     return arrange
 
@@ -141,8 +145,10 @@ class LocalKafkaCluster:
 
     #: what a broker logs once it serves (KRaft's BrokerServer; ZooKeeper mode's KafkaServer differs)
     STARTED_MARKER = "Kafka Server started"
-    #: what the nodes get when the Python process that started them dies
-    PARENT_DEATH_SIGNAL = signal.SIGTERM
+    #: what the nodes get when the Python process that started them dies. SIGKILL: all nodes get it at
+    #: once, and a broker told to stop (SIGTERM) after its controller has gone waits for a controlled
+    #: shutdown that never ends (issue 26 item 17). A killed broker recovers its logs on the next start.
+    PARENT_DEATH_SIGNAL = signal.SIGKILL
 
     # ----------------------------------------------------------------- layout
     def __post_init__(self) -> None:
@@ -504,9 +510,6 @@ class ZooKeeperKafkaCluster(LocalKafkaCluster):
     chroot: str = ""
 
     STARTED_MARKER = "started (kafka.server.KafkaServer)"
-    # All nodes get the signal at once: a ZooKeeper-mode broker told to stop while ZooKeeper is gone
-    # retries its controlled shutdown for minutes. These clusters are throwaway: kill them outright.
-    PARENT_DEATH_SIGNAL = signal.SIGKILL
 
     def _plan_nodes(self) -> list[Node]:
         zookeeper = Node(0, ("zookeeper",), self.base_dir / "zookeeper", log_dir_count=1, client_port=free_port())

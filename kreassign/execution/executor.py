@@ -116,6 +116,8 @@ class Progress:
     steps_done: int
     steps_total: int
     bytes_total: int | None
+    # bytes copied: each finished step's new replicas times its partition's size, plus what the new replicas of
+    # the steps in flight hold (as last measured); the final line counts the same (Outcome.bytes_moved)
     bytes_moved: int | None
     rate: float | None  # bytes/s
     eta: float | None  # seconds
@@ -146,11 +148,12 @@ class Outcome:
     partitions_done: int
     partitions: int
     elapsed: float
-    bytes_moved: int | None
+    bytes_moved: int | None  # bytes copied, as the display counts them (Progress.bytes_moved) before the clean-up
     failures: dict[TopicPartition, str] = field(default_factory=dict)
     reverted: list[TopicPartition] = field(default_factory=list)
     message: str = ""
     signum: int | None = None  # the signal that interrupted the run
+    bytes_reverted: int = 0  # of bytes_moved, what the steps reverted by the clean-up had copied (discarded)
 
 
 OFFLINE_RECHECKS = 5
@@ -325,6 +328,9 @@ class BatchedExecutor:
             status, message = RunStatus.FAILED, str(getattr(exc, "message", None) or exc) or type(exc).__name__
             raise
         finally:
+            # one count of bytes copied for the display and the final line: taken before the clean-up forgets
+            # what the steps in flight had copied
+            copied, partial = self._bytes_moved(), dict(self._partial)
             with signals_deferred():
                 reverted = self._clean_up(status, message)
         return Outcome(
@@ -333,11 +339,12 @@ class BatchedExecutor:
             len(self.done),
             len(self.state.target),
             self.clock() - self._started,
-            self._bytes_moved(),
+            copied,
             dict(self.failures),
             reverted,
             message,
             signum,
+            sum(partial.get(tp, 0) for tp in reverted),
         )
 
     def _until_due(self, now: float, wait: float) -> float:

@@ -19,12 +19,20 @@ replica's (DescribeLogDirs). A replica that is being added but has no log yet is
 leader log (messages counted from offset 0). The rate is how fast the replica's log grew between two
 samples; the ETA divides the bytes behind by how fast that gap closed (copy rate minus the leader's
 own growth), or by the message gap's closing rate when sizes are missing. No closing rate, no ETA.
+
+A throttled follower copies in bursts, so between two samples it may copy nothing. When the copy is
+throttled (``with_throttles``: its topic lists the replica and its broker, or its leader, has a rate), the
+row also gets its share of the throttle (the broker's rate divided by the throttled copies it takes part
+in), and ``eta_bound_s`` estimates bytes behind / that share when no rate was measured.
+
+A partition of a running batched plan (``batched_run``) that has not been reached yet is not stuck: its
+target replicas are simply not on their brokers yet; the plan is in progress.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
@@ -87,6 +95,8 @@ class ReplicaProgress:
     bytes_behind: int | None = None
     rate_bytes_per_s: float | None = None
     eta_s: float | None = None
+    throttle_rate_bytes_per_s: float | None = None
+    """This copy's share of the throttles that bind it (None: not throttled, or not known)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", ReplicaStatus(self.status))
@@ -95,6 +105,17 @@ class ReplicaProgress:
     def text(self) -> str:
         """The KIP-179 status text."""
         return status_text(self)
+
+    @property
+    def eta_bound_s(self) -> float | None:
+        """With no copy measured between the samples (rate 0 or unknown) but a throttle: bytes behind / the
+        throttle's share of this copy, the soonest it can end. None otherwise."""
+        measured = self.rate_bytes_per_s is not None and self.rate_bytes_per_s > 0
+        if self.status is not ReplicaStatus.BEHIND or measured or self.eta_s is not None:
+            return None
+        if not self.throttle_rate_bytes_per_s or self.bytes_behind is None:
+            return None
+        return self.bytes_behind / self.throttle_rate_bytes_per_s
 
 
 @dataclass(frozen=True)
@@ -126,6 +147,8 @@ class ProgressReport:
     partitions: tuple[PartitionProgress, ...]
     interval_s: float | None = None
     """Seconds between the two samples the rates come from; None with a single sample."""
+    batched_run: bool = False
+    """A batched run of this plan is running: partitions not at their target wait for it."""
 
     @property
     def outcome(self) -> PlanOutcome:
@@ -165,9 +188,10 @@ def _rate(
     key: TopicPartitionReplica,
     dt: float | None,
 ) -> float | None:
-    if dt is None or dt <= 0 or key not in first or key not in second:
+    if dt is None or dt <= 0 or key not in second:
         return None
-    return (second[key] - first[key]) / dt
+    # a replica that had no log at the first sample (its copy started since) grew from nothing, as in ``_eta``
+    return (second[key] - first.get(key, 0)) / dt
 
 
 def _gap(leader: int | None, replica: int | None) -> int | None:
@@ -255,6 +279,7 @@ def compute_progress(
     live_brokers: Iterable[int],
     last: ReplicaSample,
     first: ReplicaSample | None = None,
+    batched_run: bool = False,
 ) -> ProgressReport:
     """One ``PartitionProgress`` per distinct partition of the plan (sorted), with one row per target
     broker in plan order. ``topics[t]`` is None for a topic the cluster does not know. Rates and ETAs
@@ -300,7 +325,7 @@ def compute_progress(
                 replicas=rows,
             )
         )
-    return ProgressReport(tuple(partitions), interval_s=dt)
+    return ProgressReport(tuple(partitions), interval_s=dt, batched_run=batched_run)
 
 
 _STUCK_PARTITION_STATES = frozenset(
@@ -316,11 +341,10 @@ def progress_outcome(report: ProgressReport) -> PlanOutcome:
     or broker is unknown; else ``in_progress`` while a partition moves or a replica is behind (or a
     target broker does not host its replica yet); else ``complete``."""
     rows = [row for p in report.partitions for row in p.replicas]
-    if any(p.state in _STUCK_PARTITION_STATES for p in report.partitions) or any(
-        row.status in _STUCK_REPLICA_STATUSES for row in rows
-    ):
+    stuck = _STUCK_PARTITION_STATES - ({PartitionStatus.NOT_AT_TARGET} if report.batched_run else set())
+    if any(p.state in stuck for p in report.partitions) or any(row.status in _STUCK_REPLICA_STATUSES for row in rows):
         return PlanOutcome.NOT_AT_TARGET
-    moving = any(p.state is PartitionStatus.MOVING for p in report.partitions)
+    moving = any(p.state in (PartitionStatus.MOVING, PartitionStatus.NOT_AT_TARGET) for p in report.partitions)
     if moving or any(row.status is not ReplicaStatus.IN_SYNC for row in rows):
         return PlanOutcome.IN_PROGRESS
     return PlanOutcome.COMPLETE
@@ -370,3 +394,69 @@ def replicas_to_sample(
 
 def any_behind(report: ProgressReport) -> bool:
     return any(row.status is ReplicaStatus.BEHIND for p in report.partitions for row in p.replicas)
+
+
+@dataclass(frozen=True)
+class Throttles:
+    """The replication throttles as the brokers and topics have them (dynamic configs): rates per broker, and
+    per topic the replicas each list names (``partition:broker`` entries, or ``*`` for all)."""
+
+    leader_rates: Mapping[int, int] = field(default_factory=dict)
+    follower_rates: Mapping[int, int] = field(default_factory=dict)
+    leader_replicas: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    follower_replicas: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @staticmethod
+    def listed(lists: Mapping[str, frozenset[str]], topic: str, partition: int, broker: int) -> bool:
+        entries = lists.get(topic, frozenset())
+        return "*" in entries or f"{partition}:{broker}" in entries
+
+
+def with_throttles(report: ProgressReport, throttles: Throttles) -> ProgressReport:
+    """Each replica behind gets its share of the throttles that bind its copy: the follower rate of its broker
+    divided by the throttled copies into that broker, and the leader rate of its leader divided by the
+    throttled copies that leader serves (the smaller of the two)."""
+    into: dict[int, int] = {}
+    out_of: dict[int, int] = {}
+    bound: list[tuple[PartitionProgress, ReplicaProgress, bool, bool]] = []
+    for p in report.partitions:
+        for row in p.replicas:
+            if row.status is not ReplicaStatus.BEHIND:
+                continue
+            follower = row.broker in throttles.follower_rates and throttles.listed(
+                throttles.follower_replicas, p.topic, p.partition, row.broker
+            )
+            leader = (
+                p.leader is not None
+                and p.leader in throttles.leader_rates
+                and throttles.listed(throttles.leader_replicas, p.topic, p.partition, p.leader)
+            )
+            if follower:
+                into[row.broker] = into.get(row.broker, 0) + 1
+            if leader:
+                out_of[p.leader] = out_of.get(p.leader, 0) + 1  # type: ignore[index]
+            bound.append((p, row, follower, leader))
+    shares: dict[tuple[TopicPartition, int], float] = {}
+    for p, row, follower, leader in bound:
+        limits = []
+        if follower:
+            limits.append(throttles.follower_rates[row.broker] / into[row.broker])
+        if leader:
+            limits.append(throttles.leader_rates[p.leader] / out_of[p.leader])  # type: ignore[index]
+        if limits:
+            shares[(p.tp, row.broker)] = min(limits)
+    if not shares:
+        return report
+    partitions = tuple(
+        replace(
+            p,
+            replicas=tuple(
+                replace(row, throttle_rate_bytes_per_s=shares[(p.tp, row.broker)])
+                if (p.tp, row.broker) in shares
+                else row
+                for row in p.replicas
+            ),
+        )
+        for p in report.partitions
+    )
+    return replace(report, partitions=partitions)

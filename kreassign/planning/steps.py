@@ -72,14 +72,33 @@ class Limits:
     brokers: int | None = None  # N: steps one broker is part of at once
 
     def describe(self) -> str:
-        def text(value: int | None) -> str:
-            return "unlimited" if value is None else str(value)
+        """The limits in words, e.g. "at most 2 partitions and 1 replica per partition moving at once, no limit on
+        leaders" (a limit that is not set is named as such, never "at most unlimited")."""
 
-        per_broker = "" if self.brokers is None else f", at most {self.brokers} steps per broker"
-        return (
-            f"at most {text(self.partitions)} partitions, {text(self.replicas)} replicas per partition "
-            f"and {text(self.leaders)} leaders moving at once{per_broker}"
+        def count(value: int, noun: str, plural: str) -> str:
+            return f"{value} {noun if value == 1 else plural}"
+
+        limits = (
+            (self.partitions, "partition", "partitions", "partitions"),
+            (self.replicas, "replica per partition", "replicas per partition", "replicas per partition"),
+            (self.leaders, "leader", "leaders", "leaders"),
         )
+        limited = [count(v, one, many) for v, one, many, _ in limits if v is not None]
+        unlimited = [name for v, _, _, name in limits if v is None]
+        text = ""
+        if limited:
+            text = "at most " + _and(limited, "and") + " moving at once"
+        if unlimited:
+            text += (", no limit on " if text else "no limit on ") + _and(unlimited, "or")
+            if not limited:
+                text += " moving at once"
+        if self.brokers is not None:
+            text += f", at most {count(self.brokers, 'step', 'steps')} per broker"
+        return text
+
+
+def _and(items: list[str], conjunction: str) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
 @dataclass(frozen=True)

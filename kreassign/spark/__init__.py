@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kreassign.errors import CommandError, KreassignError
+from kreassign.errors import CommandError, KreassignError, UsageError
 from kreassign.planning.balance import BalanceContext
 
 INSTALL_HINT = "--engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]'"
@@ -80,7 +80,7 @@ _MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\
 def check_master(master: str | None) -> None:
     """The forms of master URL Spark knows (``sc://`` is Spark Connect), checked before a JVM starts."""
     if master is not None and not _MASTER.match(master):
-        raise CommandError(
+        raise UsageError(
             f"Invalid --spark-master '{master}': expected local[N], spark://HOST:PORT, yarn, k8s://URL "
             "or sc://HOST:PORT (Spark Connect)"
         )

@@ -24,6 +24,7 @@ Set ``KREASSIGN_SPARK_TIMINGS=1`` for the wall time of each stage on stderr.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -81,23 +82,67 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
     ``master``: ``local[...]`` (default ``local[*]``, an embedded session), a cluster URL
     (``spark://host:port``, ``yarn``, ``k8s://...``: kreassign is shipped to the executors as a zip), or
     ``sc://host:port`` (Spark Connect: the session is a client of a remote server, kreassign is added to
-    it as a Python artifact). Quiet: no UI, Spark's logs at WARN, and a local JVM writes to stderr only.
+    it as a Python artifact). Quiet: no UI, Spark's logs at ERROR (``--spark-conf spark.log.level=WARN`` for
+    more), py4j's logging silenced, and a local JVM writes to stderr only. A Ctrl-C ends as one
+    ``Interrupted.`` line (the KeyboardInterrupt passes; stopping the session cannot replace it).
     """
     url = master or DEFAULT_MASTER
     folder = tempfile.mkdtemp(prefix="kreassign-spark-")
     spark = None
-    try:
-        if url.startswith(CONNECT_SCHEME):
-            spark = _connect_session(url, conf, folder)
-        else:
-            spark = _classic_session(url, conf, folder)
-        yield spark
-    finally:
+    with _quiet_py4j():
         try:
-            if spark is not None:
-                spark.stop()
+            if url.startswith(CONNECT_SCHEME):
+                spark = _connect_session(url, conf, folder)
+            else:
+                spark = _classic_session(url, conf, folder)
+            yield spark
+        except KeyboardInterrupt:
+            # the gateway's connection may be half-used (py4j was reading when the signal came): stopping the
+            # session through it could fail and replace the interrupt; the JVM ends when this process does
+            spark = None
+            raise
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            try:
+                if spark is not None:
+                    spark.stop()
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def _quiet_py4j() -> Iterator[None]:
+    """py4j logs its failures through the root logger (``logging.exception``, which would first configure it
+    to print ``ERROR:root:...`` and a traceback on stderr, e.g. on Ctrl-C: "KeyboardInterrupt while sending
+    command."). kreassign reports Spark's failures itself, in one line: while a session lives, the root logger
+    has a handler that drops records, and py4j's own loggers are off."""
+    root = logging.getLogger()
+    guard = logging.NullHandler()
+    root.addHandler(guard)
+    py4j = logging.getLogger("py4j")
+    level = py4j.level
+    py4j.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        py4j.setLevel(level)
+        root.removeHandler(guard)
+
+
+#: the driver JVM's log4j2 configuration: errors only, on stderr. Spark's default prints its WARN lines and
+#: "Using Spark's default log4j profile" before ``spark.log.level`` applies. The root stays at WARN, the level
+#: PySpark's shell logic takes as the default (else it announces "Setting default log level to ..."), and the
+#: appender drops what is under ERROR.
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = error
+"""
 
 
 LOCAL_JVM_HEAP_MIN = 2 << 30
@@ -147,11 +192,17 @@ def _classic_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSes
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.local.dir", folder)
     )
-    for key, value in _settings(url, conf).items():
+    settings = _settings(url, conf)
+    if "spark.driver.extraJavaOptions" not in conf:  # (a user's own value replaces kreassign's, as documented)
+        log_config = Path(folder) / "log4j2.properties"
+        log_config.write_text(_LOG4J2)
+        java_options = [settings.get("spark.driver.extraJavaOptions", ""), f"-Dlog4j2.configurationFile={log_config}"]
+        settings["spark.driver.extraJavaOptions"] = " ".join(filter(None, java_options))
+    for key, value in settings.items():
         builder = builder.config(key, value)
     with _stdout_to_stderr():  # the JVM (and the Python workers it starts) inherit stderr as stdout
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(conf.get("spark.log.level", "WARN"))
+    spark.sparkContext.setLogLevel(conf.get("spark.log.level", "ERROR"))
     if not url.startswith("local"):
         spark.sparkContext.addPyFile(_package_zip(folder))  # executors of a real cluster get kreassign this way
     return spark

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-DEPRECATION_WARNING = (
-    "Warning: --zookeeper is deprecated (Apache Kafka removed it in 3.0): use --bootstrap-server instead."
+#: Kafka 2.8.2's first stdout line on this path (``ReassignPartitionsCommand.main``, before it connects)
+DEPRECATION_WARNING = "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka."
+#: kreassign's advice, on stderr
+DEPRECATION_ADVICE = (
+    "kreassign: --zookeeper is deprecated (Apache Kafka removed it in 3.0): use --bootstrap-server instead."
 )
 
 
-def open_zookeeper(args, err: Callable[[str], object]):
-    """Print the deprecation warning on stderr, then connect (a :class:`ZnodeStore` to close)."""
+def open_zookeeper(args, out: Callable[[str], object], err: Callable[[str], object]):
+    """Print Kafka 2.8.2's deprecation line on stdout and kreassign's advice on stderr, then connect (a
+    :class:`ZnodeStore` to close)."""
     from kreassign.zookeeper.store import connect
 
-    err(DEPRECATION_WARNING + "\n")
+    out(DEPRECATION_WARNING + "\n")
+    err(DEPRECATION_ADVICE + "\n")
     return connect(args.value("zookeeper"))
 
 

@@ -29,13 +29,10 @@ def run_legacy_apache(args: list[str], timeout: float = 180) -> Outcome:
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 
-LEGACY_DEPRECATION_LINE = "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka.\n"
-
-
 def legacy_contract_stdout(stdout: str) -> str:
-    """What kreassign's --zookeeper path keeps of Kafka 2.8.2's stdout: all but its deprecation line
-    (kreassign warns on stderr instead) and the Java stack trace after an ``Error:`` line."""
-    stdout = strip_java_stack_trace(stdout.replace(LEGACY_DEPRECATION_LINE, "", 1))
+    """What kreassign's --zookeeper path keeps of Kafka 2.8.2's stdout: all (its deprecation line included)
+    but the Java stack trace after an ``Error:`` line."""
+    stdout = strip_java_stack_trace(stdout)
     # Kafka's ApiExceptions have no stack frames: "Error: M\n<class>: M\n\n"
     stackless = re.fullmatch(r"(.*?Error: (.*)\n)[\w.$]+: \2\n\n?", stdout, flags=re.S)
     return stackless.group(1) if stackless else stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kreassign.zookeeper.command import DEPRECATION_WARNING
+from kreassign.zookeeper.command import DEPRECATION_ADVICE, DEPRECATION_WARNING
 from tests.integration.differential import run_ours, wait_until
 from tests.integration.zookeeper_helpers import (
     config_changes,
@@ -45,8 +45,9 @@ def test_throttled_reassignment_through_zookeeper(zk_cluster, tmp_path):
 
     executed = run_ours([*zk, "--execute", "--reassignment-json-file", plan, "--throttle", "50000000"])
     assert executed.code == 0, executed
-    assert executed.stderr == DEPRECATION_WARNING + "\n"
+    assert executed.stderr == DEPRECATION_ADVICE + "\n"
     assert executed.stdout == (
+        f"{DEPRECATION_WARNING}\n"
         "Current partition replica assignment\n\n"
         f'{{"version":1,"partitions":[{{"topic":"{topic}","partition":0,"replicas":[1,2],"log_dirs":["any","any"]}},'
         f'{{"topic":"{topic}","partition":1,"replicas":[2,3],"log_dirs":["any","any"]}}]}}\n\n'
@@ -77,6 +78,7 @@ def test_throttled_reassignment_through_zookeeper(zk_cluster, tmp_path):
     done = _verify_until_done(verify, "Clearing topic-level throttles")
     assert done.code == 0
     assert done.stdout == (
+        f"{DEPRECATION_WARNING}\n"
         "Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  "
         "Use --bootstrap-server instead for more accurate results.\n"
         "Status of partition reassignment:\n"
@@ -99,6 +101,7 @@ def test_generate_through_zookeeper(zk_cluster, tmp_path):
     second = run_ours([*args, "--broker-list", "1,2,3", "--seed", "3"])
     assert first.code == 0 and first.stdout == second.stdout
     assert first.stdout.startswith(
+        f"{DEPRECATION_WARNING}\n"
         "Current partition replica assignment\n"
         f'{{"version":1,"partitions":[{{"topic":"{topic}","partition":0,"replicas":[1,2],"log_dirs":["any","any"]}}'
     )

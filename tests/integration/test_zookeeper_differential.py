@@ -1,18 +1,19 @@
 """Differential for --zookeeper: Kafka 2.8.2's tool (the last Apache tool with --zookeeper) and kreassign
 side by side on the same ZooKeeper-mode Kafka 3.9.x cluster and inputs.
 
-Compared: exit code and stdout, minus what the README lists as the allowed differences of this path:
-2.8.2's stdout line ``Warning: --zookeeper is deprecated, ...`` (kreassign warns on stderr) and Java stack
-traces after ``Error:`` lines. The ``--generate`` proposal is random in both tools: compared by shape.
+Compared: exit code and stdout, byte for byte (2.8.2's first line ``Warning: --zookeeper is deprecated, ...``
+included), minus what the README lists as the allowed difference of this path: Java stack traces after
+``Error:`` lines. The ``--generate`` proposal is random in both tools: compared by shape.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from kreassign.zookeeper.command import DEPRECATION_WARNING
+from kreassign.zookeeper.command import DEPRECATION_ADVICE, DEPRECATION_WARNING
 from tests.integration.differential import legacy_contract_stdout, run_legacy_apache, run_ours, wait_until
 from tests.integration.zookeeper_helpers import new_topic, plan_json, replicas, znode_json, znode_throttles
 
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.differential]
 
 
 def _both(args: list[str], first: str = "apache"):
-    """Run both tools (``first`` first); assert the contract is identical; return kreassign's outcome."""
+    """Run both tools (``first`` first); assert the contract is identical; return kreassign's outcome, its
+    stdout without the deprecation line both tools print first (checked here)."""
     runs = {}
     for tool in (first, "kreassign" if first == "apache" else "apache"):
         runs[tool] = run_legacy_apache(args) if tool == "apache" else run_ours(args)
@@ -28,7 +30,9 @@ def _both(args: list[str], first: str = "apache"):
     assert ours.code == apache.code, (apache, ours)
     assert ours.stdout == legacy_contract_stdout(apache.stdout), (apache, ours)
     if "--zookeeper" in args and ours.stdout:
-        assert ours.stderr.startswith(DEPRECATION_WARNING + "\n")
+        assert ours.stdout.startswith(DEPRECATION_WARNING + "\n")
+        assert ours.stderr.startswith(DEPRECATION_ADVICE + "\n")
+        return dataclasses.replace(ours, stdout=ours.stdout.removeprefix(DEPRECATION_WARNING + "\n"))
     return ours
 
 

@@ -214,3 +214,49 @@ def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, new_cap
     assert outputs["spark"] == outputs["local"]
     assert reports["spark"] == reports["local"]
     assert "disk use" in reports["local"]
+
+
+def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
+    """Each broker's two log dirs on one volume (the snapshot's ``dirs``): the capacity is the volume's, once,
+    so the plan is the one of a single dir of that size (new brokers too small: the driver relieves them);
+    broker 1 with every dir cordoned is drained and broker 2's cordoned dir changes nothing. Both engines."""
+    import json
+
+    small = 60 << 30
+    snapshot = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    records = [json.loads(line) for line in snapshot.read_text().splitlines()]
+
+    def variant(name: str, shared: bool, cordoned: dict[int, tuple[bool, bool]]) -> Path:
+        lines = []
+        for record in records:
+            record = dict(record)
+            if record["type"] == "broker":
+                capacity = small if record["id"] > 84 else 10 << 40
+                record["capacity_bytes"] = capacity
+                if shared:
+                    record["log_dirs"] = ["/data", "/data2"]
+                    record["dirs"] = [
+                        {"path": d, "volume": "/data", "total_bytes": capacity, "usable_bytes": capacity // 2,
+                         "used_bytes": 0, "cordoned": c}
+                        for d, c in zip(("/data", "/data2"), cordoned.get(record["id"], (False, False)), strict=True)
+                    ]  # fmt: skip
+            lines.append(json.dumps(record))
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(30)) + "]}")
+    one_dir = variant("one-dir", False, {})
+    shared = variant("shared", True, {})
+    cordoned = variant("cordoned", True, {1: (True, True), 2: (False, True)})
+    outputs = {}
+    for name, path in (("one-dir", one_dir), ("shared", shared), ("cordoned", cordoned)):
+        for engine in ("local", "spark"):
+            outputs[name, engine], _ = run_balanced(path, topics, engine, 90)
+        assert outputs[name, "spark"] == outputs[name, "local"], name
+    assert outputs["shared", "local"] == outputs["one-dir", "local"]
+    proposal = json.loads(outputs["cordoned", "local"].splitlines()[4])["partitions"]
+    assert not any(1 in p["replicas"] for p in proposal)
+    assert any(2 in p["replicas"] for p in proposal)

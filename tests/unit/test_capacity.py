@@ -9,6 +9,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kreassign.cluster.port import VOLUME_SLACK_BYTES, LogDirUsage, all_cordoned, volume_capacity, volume_labels
 from kreassign.planning.balance import make_context, plan_balanced
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
 
@@ -107,3 +108,43 @@ def test_invariants_on_random_clusters(brokers, sizes, disks, limit, seed):
                     room = used[d] + size <= bounds.get(d, float("inf"))
                     assert not (d != b and ctx.fits(d, others, ctx.rack_cap(2)) and room), (b, d, t, p)
     assert fit.replicas == sum(len(set(plan[k]) - set(before_fit[k])) for k in plan)
+
+
+# ------------------------------------------------------------------------------------------ volumes of log dirs
+GIB = 1024**3
+
+
+def _dir(path, total, usable, volume=None, cordoned=False):
+    return LogDirUsage(path, {}, total, usable, volume, cordoned)
+
+
+def test_log_dirs_on_one_volume_count_it_once():
+    """Same total and usable bytes within the slack (read a moment apart): one volume, counted once."""
+    dirs = [_dir("/a", 252 * GIB, 78 * GIB), _dir("/b", 252 * GIB, 78 * GIB - 4096), _dir("/c", 100 * GIB, 50 * GIB)]
+    assert volume_labels(dirs) == ["/a", "/a", "/c"]
+    assert volume_capacity(dirs) == 352 * GIB
+
+
+def test_equal_disks_differently_full_are_two_volumes():
+    dirs = [_dir("/a", 252 * GIB, 78 * GIB), _dir("/b", 252 * GIB, 78 * GIB - VOLUME_SLACK_BYTES - 1)]
+    assert volume_labels(dirs) == ["/a", "/b"]
+    assert volume_capacity(dirs) == 504 * GIB
+
+
+def test_without_usable_bytes_each_dir_is_its_own_volume_and_unknown_totals_give_no_capacity():
+    assert volume_labels([_dir("/a", 10, None), _dir("/b", 10, None)]) == ["/a", "/b"]
+    assert volume_capacity([_dir("/a", 10, 5), _dir("/b", None, None)]) is None
+    assert volume_capacity([]) is None
+
+
+def test_recorded_volumes_are_used_as_they_are():
+    """A snapshot's volumes win over the figures (an operator may correct them by hand)."""
+    dirs = [_dir("/a", 10, 5, "/a"), _dir("/b", 10, 5, "/b"), _dir("/c", 10, 5, "/a")]
+    assert volume_labels(dirs) == ["/a", "/b", "/a"]
+    assert volume_capacity(dirs) == 20
+
+
+def test_a_broker_takes_no_replica_only_when_every_dir_is_cordoned():
+    assert all_cordoned([_dir("/a", 1, 1, cordoned=True), _dir("/b", 1, 1, cordoned=True)])
+    assert not all_cordoned([_dir("/a", 1, 1, cordoned=True), _dir("/b", 1, 1)])
+    assert not all_cordoned([])

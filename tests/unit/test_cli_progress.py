@@ -244,4 +244,4 @@ def test_progress_on_a_terminal_is_drawn_by_rich(cluster, tmp_path, monkeypatch,
     code = run([*BS, "--progress", "--reassignment-json-file", plan_file(tmp_path, AT_TARGET)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "Reassignment progress" in out and "┃" in out and "In sync" in out
+    assert "Reassignment progress" in out and "in sync" in out and "Broker does not host" not in out

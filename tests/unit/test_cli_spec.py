@@ -3,6 +3,8 @@ through the writer the command is given."""
 
 from __future__ import annotations
 
+import pytest
+
 from kreassign.cli.spec import SPECS, Arity
 from kreassign.cli.typer_app import click_command
 
@@ -29,3 +31,45 @@ def test_help_goes_through_the_injected_writer(capsys):
     assert "Usage: kreassign [OPTIONS]" in text
     for shown in ("--generate", "--zookeeper", "HOST:PORT/CHROOT", "kreassign extensions", "[default: 10000]"):
         assert shown in text, shown
+
+
+@pytest.mark.parametrize("width", [40, 80, 140])
+def test_help_shows_every_option_name_whole_in_plain_text(width):
+    from kreassign.cli.typer_app import help_text
+
+    text = help_text("kreassign", width)
+    lines = text.splitlines()
+    for name, spec in SPECS.items():
+        head = f"  --{name}" + (f" {spec.metavar}" if spec.metavar else "") + (", -h" if name == "help" else "")
+        assert head in lines, head
+    assert not any(line != line.rstrip() for line in lines)  # no trailing spaces
+    assert not set(text) & set("╭╮╰╯│─━"), "box drawing"
+    assert "\x1b" not in text
+    wrapped = [line for line in lines if not line.startswith("  --")]
+    assert all(len(line) <= max(20, width - 1) for line in wrapped if " " in line.strip())
+
+
+@pytest.mark.parametrize(
+    ("argv0", "name"),
+    [
+        ("/usr/local/bin/kafka-reassign-partitions", "kafka-reassign-partitions"),
+        ("kreassign", "kreassign"),
+        ("/x/kreassign/__main__.py", "kreassign"),
+        ("/opt/kafka/bin/kafka-reassign-partitions.sh", "kafka-reassign-partitions.sh"),
+        ("pytest", "kreassign"),
+    ],
+)
+def test_usage_names_the_program_it_was_invoked_by(argv0, name):
+    from kreassign.cli.typer_app import help_text, program_name
+
+    assert program_name(argv0) == name
+    assert help_text(program_name(argv0)).startswith(f"Usage: {name} [OPTIONS]\n")
+
+
+def test_dash_h_is_help_but_not_a_short_option_cluster():
+    from kreassign.cli.argv import OptionSyntaxError, validate
+
+    assert validate(["-h"]).kind == "help"
+    assert validate(["--generate", "-h"]).kind == "help"
+    with pytest.raises(OptionSyntaxError, match=r"^h is not a recognized option$"):
+        validate(["-hx"])

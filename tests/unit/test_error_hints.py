@@ -47,3 +47,221 @@ def test_sasl_failure_says_which_properties_to_check(adapter):
     error = adapter.errors.from_kafka_python(kafka.errors.SaslAuthenticationFailedError("denied: bad password"), "x")
     assert "SaslAuthenticationException" in error.message and "bad password" in error.message
     assert "sasl.jaas.config" in error.__notes__[0]
+
+
+# ------------------------------------------------------------------ through the command line (issue 26 item 9)
+def _cli(argv, monkeypatch):
+    import io
+
+    import kreassign.cli.app as app
+
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(app, "_stderr", err.write)
+    code = app.run([str(a) for a in argv], out=out.write, err=err.write)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def snapshot(tmp_path):
+    """Brokers 1-3 without racks; topic 'orders' of 3 partitions, replication factor 2."""
+    from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
+
+    partitions = tuple(SnapshotPartition(p, (1 + p % 3, 1 + (p + 1) % 3), ("/d", "/d"), 1000, 1) for p in range(3))
+    brokers = tuple(SnapshotBroker(b, None, ("/d",)) for b in (1, 2, 3))
+    path = tmp_path / "cluster.jsonl"
+    save_snapshot(ClusterSnapshot(brokers, {"orders": SnapshotTopic("orders", partitions, 2)}), str(path))
+    return path
+
+
+@pytest.fixture
+def topics_file(tmp_path):
+    path = tmp_path / "topics.json"
+    path.write_text('{"version":1,"topics":[{"topic":"orders"}]}')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("bootstrap", "note"),
+    [
+        ("127.0.0.1", "kreassign: --bootstrap-server entry '127.0.0.1' has no port: write host:port"),
+        ("127.0.0.1:99999", "kreassign: --bootstrap-server entry '127.0.0.1:99999' has no valid port ('99999')"),
+        ("nosuchhost.invalid:9092", "kreassign: No host of --bootstrap-server nosuchhost.invalid:9092 resolves: "),
+    ],
+    ids=["no-port", "bad-port", "unresolvable"],
+)
+def test_bootstrap_that_cannot_make_a_client_says_why(monkeypatch, bootstrap, note):
+    code, out, err = _cli(["--bootstrap-server", bootstrap, "--list"], monkeypatch)
+    assert (code, out) == (1, "Error: Failed to create new KafkaAdminClient\n")
+    assert err.startswith(note) and err.count("\n") == 1, err
+
+
+def test_bootstrap_controller_without_port_names_that_option(monkeypatch):
+    code, out, err = _cli(["--bootstrap-controller", "localhost", "--list"], monkeypatch)
+    assert (code, out) == (1, "Error: Failed to create new KafkaAdminClient\n")
+    assert err.startswith("kreassign: --bootstrap-controller entry 'localhost' has no port"), err
+
+
+def test_refused_port_fails_in_seconds_with_the_apache_line(tmp_path):
+    """Nothing listens on the port: the Apache tool waits its 60 s deadline; kreassign probes the address and
+    fails after 5 s of refused connections, with the same Error line. A real process, a real refused port."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as sock:  # a port nobody listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "kreassign", "--bootstrap-server", f"127.0.0.1:{port}", "--list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1
+    assert done.stdout == (
+        "Error: org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. "
+        "Call: listPartitionReassignments\n"
+    )
+    assert f"kreassign: Every address of the bootstrap servers 127.0.0.1:{port} refused the connection" in done.stderr
+    assert elapsed < 20, elapsed
+
+
+def test_listening_port_that_never_answers_is_not_refused():
+    import socket
+
+    from kreassign.cluster.bootstrap import refused_everywhere
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        assert not refused_everywhere([("127.0.0.1", listener.getsockname()[1])])
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        closed_port = closed.getsockname()[1]
+        closed.close()
+        assert refused_everywhere([("127.0.0.1", closed_port)])
+        assert not refused_everywhere([("127.0.0.1", closed_port), ("127.0.0.1", listener.getsockname()[1])])
+
+
+def test_malformed_plan_names_the_file_and_position(tmp_path, monkeypatch):
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,\n "partitions": [ {"topic":"a", }]}')
+    code, out, err = _cli(
+        ["--bootstrap-server", "127.0.0.1:1", "--execute", "--reassignment-json-file", plan], monkeypatch
+    )
+    assert code == 1 and out.startswith("Error: Unexpected character ('}' (code 125))")
+    assert err == f"kreassign: {plan} (--reassignment-json-file) is not valid JSON: line 2, column 32.\n"
+
+
+def test_malformed_topics_file_names_the_file_position_and_jackson_detail(tmp_path, snapshot, monkeypatch):
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,\n "topics": [ {"topic":"a", }]}')
+    argv = ["--generate", "--cluster-snapshot-file", snapshot, "--topics-to-move-json-file", topics]
+    code, out, err = _cli([*argv, "--broker-list", "1,2"], monkeypatch)
+    assert (code, out) == (1, "Error: The input string is not a valid JSON\n")  # all the Apache tool says
+    assert err == (
+        f"kreassign: {topics} (--topics-to-move-json-file) is not valid JSON: line 2, column 28 (Unexpected "
+        "character ('}' (code 125)): was expecting double-quote to start field name).\n"
+    )
+
+
+def test_wrong_shape_names_the_file(tmp_path, monkeypatch):
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"a","partition":0}]}')
+    code, out, err = _cli(
+        ["--bootstrap-server", "127.0.0.1:1", "--verify", "--reassignment-json-file", plan], monkeypatch
+    )
+    assert (code, out) == (1, "Error: No such field exists: `replicas`\n")
+    assert err == f"kreassign: The error is in {plan} (--reassignment-json-file).\n"
+
+
+def test_broker_list_with_spaces_says_so(snapshot, topics_file, monkeypatch):
+    argv = ["--generate", "--cluster-snapshot-file", snapshot, "--topics-to-move-json-file", topics_file]
+    code, out, err = _cli([*argv, "--broker-list", "1, 2"], monkeypatch)
+    assert (code, out) == (1, 'Error: For input string: " 2"\n')
+    assert err == "kreassign: --broker-list takes broker ids separated by commas, without spaces: '1,2'.\n"
+
+
+def test_topics_file_given_as_plan_says_what_it_is(topics_file, monkeypatch):
+    argv = ["--bootstrap-server", "127.0.0.1:1", "--execute", "--reassignment-json-file", topics_file]
+    code, out, err = _cli(argv, monkeypatch)
+    assert (code, out) == (1, "Error: Partition reassignment list cannot be empty\n")
+    assert err.startswith(f'kreassign: {topics_file} looks like a topics-to-move file (it has "topics"')
+    assert "--generate --topics-to-move-json-file" in err and err.count("\n") == 1
+
+
+def test_throttle_under_1_kb_is_taken_with_a_warning(tmp_path, snapshot, monkeypatch):
+    """The Apache tool takes any throttle >= 0 (and so does kreassign): the warning is on stderr only."""
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}')
+    argv = ["--execute", "--cluster-snapshot-file", snapshot, "--reassignment-json-file", plan, "--dry-run"]
+    code, out, err = _cli([*argv, "--throttle", "100"], monkeypatch)
+    assert code == 0, out + err
+    assert "kreassign: warning: --throttle 100 is 100 bytes/s, under the 1 KB/s the help asks for" in err
+    code, _, err = _cli([*argv, "--throttle", "1000"], monkeypatch)
+    assert code == 0 and "warning" not in err
+
+
+def test_unknown_broker_ids_are_named(snapshot, topics_file, monkeypatch):
+    argv = ["--generate", "--cluster-snapshot-file", snapshot, "--topics-to-move-json-file", topics_file, "--seed", "1"]
+    code, out, err = _cli([*argv, "--broker-list", "1,2,3,99"], monkeypatch)
+    assert code == 0 and "Proposed partition reassignment configuration" in out
+    assert err == (
+        "kreassign: warning: --broker-list names broker(s) 99 that the cluster does not have; the proposal "
+        "leaves them out (as the Apache tool does silently).\n"
+    )
+    code, out, err = _cli([*argv, "--broker-list", "1,99,98"], monkeypatch)
+    assert code == 1 and out.startswith("Error: The target replication factor of 2 cannot be reached")
+    assert err == (
+        "kreassign: --broker-list names broker(s) 99, 98 that the cluster does not have (its brokers: 1, 2, 3); "
+        "they were left out, as the Apache tool does.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--output", "yaml"], ["--order", "smallest-first", "--max-partition-movements", "2"]],
+    ids=["output", "order"],
+)
+def test_bad_values_of_kreassign_options_are_usage_errors_on_stderr(tmp_path, snapshot, monkeypatch, extra):
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}')
+    argv = ["--execute", "--cluster-snapshot-file", snapshot, "--reassignment-json-file", plan, "--dry-run"]
+    code, out, err = _cli([*argv, *extra], monkeypatch)
+    assert (code, out) == (1, "")
+    assert err.endswith("\nRun with --help for the list of options.\n") and err.count("\n") == 2, err
+
+
+def test_execute_on_a_snapshot_without_dry_run_is_refused_before_printing(tmp_path, snapshot):
+    """Issue 26 item 10: it printed the whole current assignment (57 KB on a large snapshot), then refused."""
+    import subprocess
+    import sys
+
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}')
+    argv = ["--execute", "--cluster-snapshot-file", str(snapshot), "--reassignment-json-file", str(plan)]
+    done = subprocess.run([sys.executable, "-m", "kreassign", *argv], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "--execute with --cluster-snapshot-file needs --dry-run: a snapshot is read-only (to move partitions, use "
+        "--bootstrap-server)\nRun with --help for the list of options.\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "kreassign", *argv, "--dry-run"], capture_output=True, timeout=60)
+    assert done.returncode == 0, done
+
+
+def test_unknown_broker_ids_are_named_with_the_balanced_strategy(snapshot, topics_file, monkeypatch):
+    argv = ["--generate", "--cluster-snapshot-file", snapshot, "--topics-to-move-json-file", topics_file]
+    argv += ["--strategy", "balanced"]
+    code, out, err = _cli([*argv, "--broker-list", "1,2,3,99"], monkeypatch)
+    assert code == 0 and "Proposed partition reassignment configuration" in out
+    assert "kreassign: warning: --broker-list names broker(s) 99 that the cluster does not have" in err
+    code, out, err = _cli([*argv, "--broker-list", "1,99"], monkeypatch)
+    assert code == 1 and out.startswith("Error: The target replication factor of 2 cannot be reached")
+    assert err == (
+        "kreassign: --broker-list names broker(s) 99 that the cluster does not have (its brokers: 1, 2, 3); "
+        "they were left out, as the Apache tool does.\n"
+    )

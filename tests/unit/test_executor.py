@@ -1065,3 +1065,33 @@ def test_steps_that_end_together_are_seen_at_the_time_their_predecessors_took(tm
         assert max(late[DUE_SAMPLES // 2 :]) <= QUICK_POLL + 1e-9
     else:
         assert max(late) > 0.2
+
+
+def test_an_interrupted_run_reports_the_bytes_copied_its_display_showed(tmp_path):
+    """Issue 26 item 7: the status said "7.3 MiB of 98.0 MiB copied", the final line "615.2 KiB copied" (the
+    clean-up had forgotten what the reverted steps had copied). One count: the final line's bytes are the last
+    progress line's (nothing was copied in between), and it says how much of it the revert discarded."""
+    from kreassign.cli.live import progress_line
+    from kreassign.humanize import format_bytes
+
+    limits = Limits(partitions=2)
+    sim = cluster(limits=limits, bandwidth=1 * MB)
+    sim.add_topic("t", [(0, 1)] * 3, size=4 * MB)
+    targets = {tp(p): (0, 2 + p) for p in range(3)}
+
+    def interrupt(_):
+        shown = recorder.snapshots[-1]
+        if shown.steps_done >= 1 and shown.moving and shown.bytes_moved > shown.steps_done * 4 * MB:
+            raise Interrupted(2)  # a step done, the next ones part-copied
+
+    recorder = Recorder(interrupt)
+    outcome, out = run(sim, targets, tmp_path, limits, reporter=recorder)
+    last = recorder.snapshots[-1]
+    assert outcome.status == "interrupted" and outcome.reverted and outcome.steps_done >= 1
+    assert 0 < last.bytes_moved < last.bytes_total
+    assert outcome.bytes_moved == last.bytes_moved
+    assert 0 < outcome.bytes_reverted < outcome.bytes_moved
+    assert outcome.bytes_moved - outcome.bytes_reverted == outcome.steps_done * 4 * MB  # what stays copied
+    copied = format_bytes(last.bytes_moved)
+    assert f"{copied} of {format_bytes(last.bytes_total)} copied" in progress_line(last)
+    assert f", {copied} copied ({format_bytes(outcome.bytes_reverted)} of it by the reverted steps, discarded)" in out

@@ -12,7 +12,14 @@ import pytest
 
 import kreassign.cli.app as app
 from kreassign.cli.app import run
-from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
+from kreassign.snapshot import (
+    ClusterSnapshot,
+    SnapshotBroker,
+    SnapshotLogDir,
+    SnapshotPartition,
+    SnapshotTopic,
+    save_snapshot,
+)
 
 
 @pytest.fixture
@@ -139,23 +146,26 @@ def test_default_strategy_is_the_apache_placement_on_a_snapshot(snapshot_file, t
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (
-            ["--strategy", "best"],
-            "Error: Invalid value 'best' for --strategy: expected one of apache, balanced, leaders\n",
-        ),
-        (["--strategy", "balanced", "--engine", "gpu"], "Error: Invalid value 'gpu' for --engine"),
-        (["--engine", "spark"], "Error: --engine spark needs --strategy balanced"),
-        (["--replication-factor", "2"], "Error: --replication-factor needs --strategy balanced\n"),
+        (["--strategy", "best"], "Invalid value 'best' for --strategy: expected one of apache, balanced, leaders\n"),
+        (["--strategy", "balanced", "--engine", "gpu"], "Invalid value 'gpu' for --engine"),
+        (["--engine", "spark"], "--engine spark needs --strategy balanced"),
+        (["--replication-factor", "2"], "--replication-factor needs --strategy balanced\n"),
         (["--strategy", "balanced", "--replication-factor", "5"], "Error: The target replication factor of 5"),
         (["--strategy", "balanced", "--replication-factor", "x"], "Error: Cannot parse argument 'x' of option"),
-        (["--strategy", "balanced", "--spark-conf", "novalue"], "Error: Invalid --spark-conf 'novalue'"),
+        (["--strategy", "balanced", "--spark-conf", "novalue"], "Invalid --spark-conf 'novalue'"),
     ],
     ids=["strategy", "engine", "spark-apache", "rf-apache", "rf-too-big", "rf-not-number", "spark-conf"],
 )
 def test_option_errors_are_one_line(snapshot_file, topics_file, monkeypatch, extra, message):
-    code, out, _ = cli(generate(snapshot_file, topics_file, *extra), monkeypatch)
+    """Apache's errors: one `Error:` line on stdout. A bad value of kreassign's own options: a usage error on
+    stderr (its message, then where the list of options is), nothing on stdout, like `--output yaml`."""
+    code, out, err = cli(generate(snapshot_file, topics_file, *extra), monkeypatch)
     assert code == 1
-    assert out.startswith(message) and out.count("\n") == 1
+    if message.startswith("Error: "):
+        assert out.startswith(message) and out.count("\n") == 1
+    else:
+        assert out == "" and err.startswith(message)
+        assert err.endswith("\nRun with --help for the list of options.\n") and err.count("\n") == 2
 
 
 def test_mixed_racks_need_disable_rack_aware_like_apache(tmp_path, topics_file, monkeypatch):
@@ -297,3 +307,68 @@ def test_current_log_dirs_only_for_brokers_in_the_snapshot(tmp_path, topics_file
         '{"topic":"orders","partition":1,"replicas":[2,1],"log_dirs":["/d1","any"]}]}'
     )
     assert gc.isenabled()
+
+
+def _cordon_snapshot(tmp_path, cordons: dict[int, tuple[bool, ...]], volumes: dict[int, int] | None = None):
+    """Brokers 1-4 of ``snapshot_file`` (racks a, b, a, b), each with log dirs /d1 and /d2 on one volume
+    (``volumes`` bytes per broker, unknown when not given), with the cordons given; 'orders' on brokers 1, 2."""
+    partitions = tuple(
+        SnapshotPartition(p, (1 + p % 2, 2 - p % 2), ("/d1", "/d2"), 1000 * (p + 1), 1 + p % 2) for p in range(6)
+    )
+    brokers = tuple(
+        SnapshotBroker(
+            b,
+            "ab"[(b - 1) % 2],
+            ("/d1", "/d2"),
+            (volumes or {}).get(b),
+            tuple(
+                SnapshotLogDir(d, "/d1", (volumes or {}).get(b), None, 0, c)
+                for d, c in zip(("/d1", "/d2"), cordons.get(b, (False, False)), strict=True)
+            ),
+        )
+        for b in range(1, 5)
+    )
+    path = tmp_path / "cordoned.jsonl"
+    save_snapshot(ClusterSnapshot(brokers, {"orders": SnapshotTopic("orders", partitions, 2)}), str(path))
+    return path
+
+
+@pytest.mark.parametrize("engine", ["local", "auto"])
+def test_a_broker_with_every_log_dir_cordoned_is_drained(tmp_path, topics_file, monkeypatch, engine):
+    """Broker 3's dirs are all cordoned (KIP-1066): the plan places nothing on it, as if it were left out of
+    --broker-list; broker 4, one dir of two cordoned, still takes replicas (in its other dir)."""
+    path = _cordon_snapshot(tmp_path, {3: (True, True), 4: (True, False)})
+    code, out, _ = cli(generate(path, topics_file, "--strategy", "balanced", "--engine", engine), monkeypatch)
+    assert code == 0, out
+    proposed = proposal_of(out)
+    assert not any(3 in replicas for replicas in proposed.values()), proposed
+    assert any(4 in replicas for replicas in proposed.values()), proposed
+    racks = {1: "a", 2: "b", 4: "b"}
+    assert all(len({racks[b] for b in replicas}) == 2 for replicas in proposed.values())
+    argv = generate(path, topics_file, "--strategy", "balanced")
+    argv[argv.index("1,2,3,4")] = "1,2,4"
+    assert cli(argv, monkeypatch)[1] == out  # the same plan as without broker 3 in the list
+
+
+def test_a_plan_where_every_broker_is_cordoned_is_refused(tmp_path, topics_file, monkeypatch):
+    path = _cordon_snapshot(tmp_path, {b: (True, True) for b in range(1, 5)})
+    code, out, err = cli(generate(path, topics_file, "--strategy", "balanced"), monkeypatch)
+    assert code == 1 and err == ""
+    assert out == (
+        "Error: Every broker of the plan has all its log directories cordoned (cordoned.log.dirs); "
+        "no plan was written.\n"
+    )
+
+
+def test_two_log_dirs_on_one_volume_give_the_bound_of_one_volume(tmp_path, topics_file, monkeypatch):
+    """Brokers 3 and 4 (just added) have /d1 and /d2 on one 10,000-byte volume: balanced by count they would
+    take 9,000 bytes or more, which fits 80 % of 20,000 (the volume counted per dir) but not of 10,000: the
+    plan gives them only what fits under 8,000 bytes."""
+    path = _cordon_snapshot(tmp_path, {}, {1: 100_000, 2: 100_000, 3: 10_000, 4: 10_000})
+    code, out, err = cli(generate(path, topics_file, "--strategy", "balanced"), monkeypatch)
+    assert code == 0, out
+    sizes = {p: 1000 * (p + 1) for p in range(6)}
+    proposed = proposal_of(out)
+    held = {b: sum(sizes[p] for p, replicas in proposed.items() if b in replicas) for b in (3, 4)}
+    assert all(0 < h <= 8_000 for h in held.values()), held
+    assert "disk use %" in err

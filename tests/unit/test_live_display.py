@@ -51,3 +51,57 @@ def test_plain_lines_when_not_a_terminal(capsys):
         "50.0 MiB/s, ETA 0:02:20; elapsed 0:01:00\nkreassign:   t-3 waits for broker 2 (offline)\n",
     ]
     assert capsys.readouterr() == ("", "")
+
+
+def _outcome(status, **kw):
+    from kreassign.execution.executor import Outcome
+
+    fields = dict(steps_done=9, partitions_done=6, partitions=6, elapsed=24.0, bytes_moved=6 * 1024**2)
+    return Outcome(status, **{**fields, **kw})
+
+
+def test_the_panels_last_frame_shows_how_the_run_ended(capsys):
+    from kreassign.execution.journal import RunStatus
+    from kreassign.model import TopicPartition
+
+    written: list[str] = []
+    reporter = make_reporter(written.append, terminal=True)
+    reporter.start()
+    reporter.progress(PROGRESS)
+    outcome = _outcome(
+        RunStatus.INTERRUPTED,
+        steps_done=8,
+        partitions_done=4,
+        partitions=10,
+        reverted=[TopicPartition("t", 1), TopicPartition("t", 2)],
+        message="interrupted by SIGINT",
+        signum=2,
+    )
+    reporter.finish(outcome)
+    text = "".join(written)
+    assert "interrupted by SIGINT" in text and "4 of 10 at their target" in text
+    assert "the steps in flight of 2 partition(s)" in text and "8 of 20" in text
+    reporter.stop()  # after finish: nothing more
+    assert "".join(written) == text
+    assert capsys.readouterr() == ("", "")
+
+
+def test_outcome_line_for_the_terminal():
+    from kreassign.cli.live import outcome_line
+    from kreassign.execution.journal import RunStatus
+    from kreassign.model import TopicPartition
+
+    assert outcome_line(_outcome(RunStatus.COMPLETED), throttled=True) == (
+        "Batched reassignment complete: 6 partition(s) at their target after 9 step(s); throttles restored. "
+        "The summary is on stdout.\n"
+    )
+    interrupted = _outcome(
+        RunStatus.INTERRUPTED, partitions_done=1, steps_done=4, reverted=[TopicPartition("t", 2)],
+        message="interrupted by SIGINT", signum=2,
+    )  # fmt: skip
+    assert outcome_line(interrupted, throttled=False) == (
+        "Batched reassignment interrupted by SIGINT: 1 of 6 partition(s) at their target after 4 step(s); "
+        "reverted the steps in flight of 1 partition(s). The summary is on stdout.\n"
+    )
+    cancelled = _outcome(RunStatus.CANCELLED, partitions_done=3, message="cancelled by --cancel")
+    assert outcome_line(cancelled, throttled=True).startswith("Batched reassignment cancelled by --cancel: 3 of 6")

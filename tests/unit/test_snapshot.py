@@ -8,7 +8,14 @@ import json
 import pytest
 
 import kreassign.snapshot as snapshot_module
-from kreassign.cluster.port import ConfigResource, ReplicaLogDirInfo, ResourceType
+from kreassign.cluster.port import (
+    ConfigResource,
+    LogDirUsage,
+    ReplicaLogDirInfo,
+    ResourceType,
+    all_cordoned,
+    volume_capacity,
+)
 from kreassign.errors import CommandError, UnknownTopicOrPartitionError
 from kreassign.model import TopicPartition, TopicPartitionReplica
 from kreassign.snapshot import (
@@ -16,6 +23,7 @@ from kreassign.snapshot import (
     SnapshotBroker,
     SnapshotCluster,
     SnapshotFormatError,
+    SnapshotLogDir,
     SnapshotPartition,
     SnapshotTopic,
     read_snapshot_columns,
@@ -269,3 +277,87 @@ def test_equal_log_dirs_are_held_once():
     first, second = columns.topics["t"].log_dirs
     assert first == ("/a", "/b") and first is second
     assert columns.topics["t"].isr == [None, None]  # the ISR equals the replicas: not held twice
+
+
+# ------------------------------------------------------------------------------------------ disks: volumes, cordons
+DISK = 270_553_174_016  # a 252 GiB volume
+
+
+class _TwoDirsOnOneVolume(SnapshotCluster):
+    """The log dirs a live broker reports: broker 1's /d1 and /d2 on one volume (same total, usable a few bytes
+    apart: read a moment apart), /d2 cordoned; broker 2's /d1 on a disk of its own, cordoned; broker 3 unknown."""
+
+    def describe_log_dirs(self, broker_ids):
+        found = super().describe_log_dirs(broker_ids)
+        shown = {
+            1: [
+                LogDirUsage("/d1", found[1][0].replica_sizes, DISK, 83_741_118_464),
+                LogDirUsage("/d2", found[1][1].replica_sizes, DISK, 83_741_114_368, cordoned=True),
+            ],
+            2: [LogDirUsage("/d1", found[2][0].replica_sizes, 1_000_000, 400_000, cordoned=True)],
+            3: [LogDirUsage("/d1", found[3][0].replica_sizes)],
+        }
+        return {b: shown[b] for b in broker_ids if b in shown}
+
+
+def test_a_volume_shared_by_two_log_dirs_is_counted_once_and_cordons_are_recorded():
+    taken = snapshot_from_cluster(_TwoDirsOnOneVolume(SNAPSHOT))
+    one, two, three = taken.brokers
+    assert one.capacity_bytes == DISK  # was 2 * DISK = 541,106,348,032: the volume once per log dir
+    assert one.dirs == (
+        SnapshotLogDir("/d1", "/d1", DISK, 83_741_118_464, 500, False),
+        SnapshotLogDir("/d2", "/d1", DISK, 83_741_114_368, 0, True),
+    )
+    assert one.cordoned_log_dirs == ("/d2",)
+    assert (two.capacity_bytes, two.cordoned_log_dirs) == (1_000_000, ("/d1",))
+    assert two.dirs[0].used_bytes == 500
+    assert three.capacity_bytes is None and three.dirs == (SnapshotLogDir("/d1", "/d1", None, None, 7, False),)
+    text = text_of(taken)
+    assert text.splitlines()[1] == (
+        '{"type":"broker","id":1,"rack":"rack-a","log_dirs":["/d1","/d2"],"capacity_bytes":270553174016,'
+        '"dirs":[{"path":"/d1","volume":"/d1","total_bytes":270553174016,"usable_bytes":83741118464,'
+        '"used_bytes":500,"cordoned":false},{"path":"/d2","volume":"/d1","total_bytes":270553174016,'
+        '"usable_bytes":83741114368,"used_bytes":0,"cordoned":true}]}'
+    )
+    again = read_snapshot_lines(io.StringIO(text))
+    assert again.brokers == taken.brokers
+    assert text_of(again) == text
+    # the port over the file gives the recorded volumes and cordons back: the same capacity, once
+    usage = SnapshotCluster(again).describe_log_dirs([1, 2])
+    assert [(d.path, d.volume, d.total_bytes, d.cordoned) for d in usage[1]] == [
+        ("/d1", "/d1", DISK, False),
+        ("/d2", "/d1", DISK, True),
+    ]
+    assert volume_capacity(usage[1]) == DISK
+    assert all_cordoned(usage[2]) and not all_cordoned(usage[1])
+
+
+def test_an_older_snapshot_without_dirs_reads_as_before():
+    """A file written before ``dirs``: its capacity_bytes as recorded, each log dir a volume of its own."""
+    text = HEADER + '{"type":"broker","id":1,"rack":null,"log_dirs":["/d1","/d2"],"capacity_bytes":2001}\n'
+    read = read_snapshot_lines(io.StringIO(text))
+    assert read.brokers == (SnapshotBroker(1, None, ("/d1", "/d2"), 2001),)
+    assert text_of(read) == text
+    usage = SnapshotCluster(read).describe_log_dirs([1])[1]
+    assert [(d.path, d.volume, d.total_bytes, d.cordoned) for d in usage] == [
+        ("/d1", "/d1", 1001, False),
+        ("/d2", "/d2", 1000, False),
+    ]
+    assert volume_capacity(usage) == 2001
+
+
+@pytest.mark.parametrize(
+    ("dirs", "message"),
+    [
+        ('"x"', "dirs must be a list of objects"),
+        ('[{"path":"/d2"}]', "dirs must give one object per log dir, in log_dirs order"),
+        ('[{"path":"/d1","volume":3}]', "a dir's volume must be a string"),
+        ('[{"path":"/d1","cordoned":"yes"}]', "a dir's cordoned must be true or false"),
+        ('[{"path":"/d1","total_bytes":"big"}]', "total_bytes must be an integer"),
+    ],
+)
+def test_bad_dirs_are_named(dirs, message):
+    text = HEADER + '{"type":"broker","id":1,"log_dirs":["/d1"],"dirs":' + dirs + "}\n"
+    with pytest.raises(SnapshotFormatError) as caught:
+        read_snapshot_lines(io.StringIO(text), "s.jsonl")
+    assert caught.value.message == f"Invalid cluster snapshot s.jsonl line 2: {message}"

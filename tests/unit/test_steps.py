@@ -153,3 +153,23 @@ def test_rounds_never_break_a_limit_and_are_deterministic(case):
             assert s.source == state[s.partition]
             state[s.partition] = s.target
     assert state == final
+
+
+@pytest.mark.parametrize(
+    ("limits", "text"),
+    [
+        (Limits(2, 1), "at most 2 partitions and 1 replica per partition moving at once, no limit on leaders"),
+        (Limits(), "no limit on partitions, replicas per partition or leaders moving at once"),
+        (Limits(5, 2, 3), "at most 5 partitions, 2 replicas per partition and 3 leaders moving at once"),
+        (Limits(None, 1), "at most 1 replica per partition moving at once, no limit on partitions or leaders"),
+        (
+            Limits(1, None, 1, 3),
+            "at most 1 partition and 1 leader moving at once, no limit on replicas per partition, "
+            "at most 3 steps per broker",
+        ),
+    ],
+    ids=["partitions-replicas", "none", "all", "replicas-only", "with-brokers"],
+)
+def test_limits_described_without_at_most_unlimited(limits, text):
+    assert limits.describe() == text
+    assert "unlimited" not in limits.describe()

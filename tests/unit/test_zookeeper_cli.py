@@ -8,7 +8,7 @@ import pytest
 from kreassign.cli.app import run
 from kreassign.cli.argv import validate
 from kreassign.cli.spec import ACTIONS, SPECS, ZOOKEEPER_FORBIDDEN_OPTIONS, Arity
-from kreassign.zookeeper.command import DEPRECATION_WARNING
+from kreassign.zookeeper.command import DEPRECATION_ADVICE, DEPRECATION_WARNING
 
 ZK = ["--zookeeper", "127.0.0.1:1/kafka"]
 BOTH = (
@@ -123,8 +123,9 @@ def test_accepted_command_lines(argv):
     assert request.args.value("zookeeper") == "127.0.0.1:1/kafka"
 
 
-def test_deprecation_warning_on_stderr_before_connecting(tmp_path, monkeypatch):
-    """The warning names the replacement, then the action runs (here: the input file is missing)."""
+def test_deprecation_warning_before_connecting(tmp_path, monkeypatch):
+    """Kafka 2.8.2's first stdout line, byte for byte; kreassign's advice (the replacement) on stderr; then
+    the action runs (here: the input file is missing)."""
     from kreassign.zookeeper import command
 
     closed = []
@@ -136,11 +137,15 @@ def test_deprecation_warning_on_stderr_before_connecting(tmp_path, monkeypatch):
     monkeypatch.setattr("kreassign.zookeeper.store.connect", lambda connect_string: Store())
     code, out, err = _run([*ZK, "--verify", "--reassignment-json-file", str(tmp_path / "missing.json")])
     assert code == 1
-    assert err.splitlines()[0] == DEPRECATION_WARNING  # (main's error hints may follow, as "kreassign: ...")
-    assert out == f"Error: Unable to read file {tmp_path / 'missing.json'}\n"
+    assert err.splitlines()[0] == DEPRECATION_ADVICE  # (main's error hints may follow, as "kreassign: ...")
+    assert out == f"{DEPRECATION_WARNING}\nError: Unable to read file {tmp_path / 'missing.json'}\n"
     assert closed == [True]
+    # kafka.admin.ReassignPartitionsCommand.main of Kafka 2.8.2: println("Warning: --zookeeper is deprecated, ...")
     assert command.DEPRECATION_WARNING == (
-        "Warning: --zookeeper is deprecated (Apache Kafka removed it in 3.0): use --bootstrap-server instead."
+        "Warning: --zookeeper is deprecated, and will be removed in a future version of Kafka."
+    )
+    assert command.DEPRECATION_ADVICE == (
+        "kreassign: --zookeeper is deprecated (Apache Kafka removed it in 3.0): use --bootstrap-server instead."
     )
 
 

@@ -23,9 +23,12 @@ def _positive(inv: Invocation, name: str) -> int | None:
 
 
 def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> int:
+    import signal
+    from contextlib import ExitStack
+
     from kreassign.actions.batched import BatchedOptions, execute_batched
     from kreassign.cli.live import make_reporter
-    from kreassign.execution.signals import Interrupted, signals_interrupt
+    from kreassign.execution.signals import Interrupted, signals_deferred, signals_interrupt
     from kreassign.planning.steps import Limits
 
     args = inv.args
@@ -55,13 +58,38 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         output=args.value("output") or "text",
     )
     reporter = make_reporter(inv.err, inv.err_terminal)
+    throttled = throttle >= 0 or log_dir_throttle >= 0
+    # the operator watches stderr's terminal while stdout goes elsewhere (``> out.txt``): one line there too
+    elsewhere = inv.err_terminal and not inv.terminal
+
+    late = ExitStack()
+
+    def finish(outcome) -> None:
+        # the run is over and cleaned up: a late Ctrl-C no longer cuts its report short nor changes its status
+        late.enter_context(signals_deferred())
+        reporter.finish(outcome)
+        if elsewhere and options.output != "json":
+            from kreassign.cli.live import outcome_line
+
+            inv.err(outcome_line(outcome, throttled))
+
+    # Ctrl-C is the run's own from here on: a second one, or one once the run has ended (the clients closing),
+    # is ignored rather than cutting in with a KeyboardInterrupt (the CLI puts the handler back, see app.run)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with signals_interrupt():
-            outcome = execute_batched(inv.port, plan, options, inv.out, reporter, on_start=reporter.start)
+        with signals_interrupt(), late:
+            outcome = execute_batched(
+                inv.port, plan, options, inv.out, reporter, on_start=reporter.start, on_finish=finish
+            )
     except Interrupted as exc:  # before the executor started, or after it had finished and cleaned up
         reporter.stop()
         inv.err(f"Interrupted by {exc}.\n")
         return after_signal(exc.signum)
+    except Exception:
+        reporter.stop()
+        if elsewhere:  # the Error: line goes to stdout, like the Apache tool's
+            inv.err("Batched reassignment stopped by an error; the Error: line is on stdout.\n")
+        raise
     finally:
         reporter.stop()
     if outcome is None:

@@ -10,14 +10,16 @@ def run(inv: Invocation) -> int:
     from kreassign import formats
     from kreassign.actions.batched import cancel_batched
     from kreassign.actions.cancel import cancel_assignment
-    from kreassign.actions.common import read_input_file
+    from kreassign.actions.common import naming_input_file, read_input_file
     from kreassign.documents import cancel_document, dump
 
     args = inv.args
-    plan_text = read_input_file(args.value("reassignment-json-file"))
+    path = args.value("reassignment-json-file")
+    plan_text = read_input_file(path)
     preserve = args.has("preserve-throttles")
     timeout_ms = args.long_value("timeout")
-    plan = formats.parse_reassignment_json(plan_text)
+    with naming_input_file("--reassignment-json-file", path):
+        plan = formats.parse_reassignment_json(plan_text)
     batched = cancel_batched(inv.port, plan, args.value("journal-file"), inv.text_out)
     if batched is not None:
         if inv.json_mode:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kreassign.cli.commands import Invocation
 from kreassign.cli.exit_codes import ExitCode
+from kreassign.errors import CommandError
 
 
 def run(inv: Invocation) -> int:
@@ -45,13 +46,23 @@ def render_plan_report(quality, engine: str, terminal: bool, strategy: str = "ba
 
     title = plan_title(strategy)
     if terminal:
-        import shutil
+        from kreassign.cli.tty import columns
 
-        return render.render_plan_report_rich(quality, engine, width=shutil.get_terminal_size().columns, title=title)
+        # stderr's terminal, not stdout's
+        return render.render_plan_report_rich(quality, engine, width=columns(2), title=title)
     return render.render_plan_report_text(quality, engine, title=title)
 
 
-def _topics_text(inv: Invocation) -> str:
+def _naming_topics_file(path: str | None):
+    """Errors about the topics file's content name it (none with --topics-regex)."""
+    from contextlib import nullcontext
+
+    from kreassign.actions.common import naming_input_file
+
+    return nullcontext() if path is None else naming_input_file("--topics-to-move-json-file", path)
+
+
+def _topics_text(inv: Invocation) -> str | None:
     """The topics-to-move JSON text: the file's as it is (the Apache path), or the topics chosen by
     --topics-regex and --exclude-topics."""
     from kreassign.actions.common import read_input_file
@@ -64,7 +75,8 @@ def _topics_text(inv: Invocation) -> str:
         return text
     from kreassign.actions.plans import select_topics
 
-    return select_topics(inv.port, text, args.value("topics-regex"), args.value("exclude-topics"))[0]
+    with _naming_topics_file(args.value("topics-to-move-json-file")):
+        return select_topics(inv.port, text, args.value("topics-regex"), args.value("exclude-topics"))[0]
 
 
 def _apache(inv: Invocation):
@@ -73,18 +85,66 @@ def _apache(inv: Invocation):
 
     args = inv.args
     check_apache_strategy_options(args)
+    path = args.value("topics-to-move-json-file")
     topics = _topics_text(inv)
     broker_list = args.value("broker-list")
     seed = args.long_value("seed")
     rack_aware = not args.has("disable-rack-aware")
-    return generate_assignment(inv.port, topics, broker_list, rack_aware=rack_aware, seed=seed, out=inv.text_out)
+    with _naming_topics_file(path):
+        result = generate_assignment(inv.port, topics, broker_list, rack_aware=rack_aware, seed=seed, out=inv.text_out)
+    warn_unknown_brokers(inv, result.unknown_brokers)
+    return result
+
+
+def warn_unknown_brokers(inv: Invocation, unknown: tuple[int, ...]) -> None:
+    if unknown:
+        ids = ", ".join(map(str, unknown))
+        inv.err(
+            f"kreassign: warning: --broker-list names broker(s) {ids} that the cluster does not have; the "
+            "proposal leaves them out (as the Apache tool does silently).\n"
+        )
 
 
 def _balanced(inv: Invocation):
     from kreassign.actions import balanced
 
     args = inv.args
+    path = args.value("topics-to-move-json-file")
     text = _topics_text(inv)
+    with _naming_topics_file(path):
+        try:
+            generated = _generate_balanced(inv, balanced, text)
+        except CommandError as error:
+            if "cannot be reached" in error.message:  # too few brokers: were some of the list unknown?
+                _note_unknown_brokers(inv, error)
+            raise
+    warn_unknown_brokers(inv, _unknown_brokers(inv)[0])
+    return generated
+
+
+def _unknown_brokers(inv: Invocation):
+    """(ids of --broker-list the cluster does not have, the cluster's brokers); a snapshot's from its head."""
+    from kreassign.actions.generate import unknown_broker_ids
+    from kreassign.formats import parse_broker_list
+    from kreassign.snapshot import SnapshotCluster
+
+    port = inv.port.brokers_only() if isinstance(inv.port, SnapshotCluster) else inv.port
+    brokers = port.describe_brokers()
+    return unknown_broker_ids(parse_broker_list(inv.args.value("broker-list")), brokers), brokers
+
+
+def _note_unknown_brokers(inv: Invocation, error: BaseException) -> None:
+    from kreassign.actions.generate import note_unknown_brokers
+
+    try:
+        unknown, brokers = _unknown_brokers(inv)
+    except Exception:  # the original error is what counts
+        return
+    note_unknown_brokers(error, unknown, brokers)
+
+
+def _generate_balanced(inv: Invocation, balanced, text: str):
+    args = inv.args
     return balanced.generate_balanced(
         inv.port,
         text,
@@ -118,11 +178,12 @@ def _other_plan(inv: Invocation, strategy: str):
 
             raise UsageError(str(exc)) from None
     text = _topics_text(inv)
-    if strategy == "leaders":
-        return plans.generate_leaders(inv.port, text, out=inv.text_out)
-    from kreassign.snapshot import SnapshotCluster
+    with _naming_topics_file(args.value("topics-to-move-json-file")):
+        if strategy == "leaders":
+            return plans.generate_leaders(inv.port, text, out=inv.text_out)
+        from kreassign.snapshot import SnapshotCluster
 
-    live = not isinstance(inv.port, SnapshotCluster)
-    return plans.generate_replacement(
-        inv.port, text, str(args.value("replace-broker")), live=live, out=inv.text_out, err=inv.err
-    )
+        live = not isinstance(inv.port, SnapshotCluster)
+        return plans.generate_replacement(
+            inv.port, text, str(args.value("replace-broker")), live=live, out=inv.text_out, err=inv.err
+        )

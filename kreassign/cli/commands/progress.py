@@ -1,17 +1,24 @@
-"""--progress: how far each new replica is behind, as a table (rich on a terminal) or JSON."""
+"""--progress: how far each new replica is behind, as a table (rich on a terminal) or JSON; with --watch,
+redrawn until nothing is left to move."""
 
 from __future__ import annotations
 
-from kreassign.cli.commands import Invocation
+from kreassign.cli.commands import OUTCOME_EXIT_CODES, Invocation
 
 
 def run(inv: Invocation) -> int:
     from kreassign import formats
-    from kreassign.actions.common import read_input_file
+    from kreassign.actions.common import naming_input_file, read_input_file
     from kreassign.actions.progress import read_progress
 
-    plan = formats.parse_reassignment_json(read_input_file(inv.args.value("reassignment-json-file")))
-    report = read_progress(inv.port, plan)
+    path = inv.args.value("reassignment-json-file")
+    text = read_input_file(path)
+    with naming_input_file("--reassignment-json-file", path):
+        plan = formats.parse_reassignment_json(text)
+    journal = inv.args.value("journal-file")
+    if inv.args.has("watch"):
+        return watch(inv, plan, journal)
+    report = read_progress(inv.port, plan, journal_path=journal)
     inv.out(render(report, inv.json_mode, terminal=inv.terminal))
     return inv.outcome_status(report.outcome)
 
@@ -27,3 +34,85 @@ def render(report, json_mode: bool, terminal: bool) -> str:
 
         return render_progress.render_progress_rich(report, width=shutil.get_terminal_size().columns)
     return render_progress.render_progress_table(report)
+
+
+def watch(inv: Invocation, plan, journal: str | None) -> int:
+    """--watch: until the plan is complete (exit 0) or nothing moves it any more (exit 3), whatever
+    --fail-if-incomplete says; a live table on stdout when it is a terminal, else plain lines of what changed.
+    SIGINT or SIGTERM: the table is left as last drawn, one line on stderr, exit 130 or 143."""
+    import time
+
+    from kreassign.actions.progress import watch_progress
+    from kreassign.cli.argv import watch_seconds
+    from kreassign.cli.exit_codes import after_signal
+    from kreassign.cli.render_progress import WatchLines, end_line
+    from kreassign.execution.signals import Interrupted, signals_interrupt
+
+    every = watch_seconds(inv.args)
+    reports = watch_progress(inv.port, plan, every, journal_path=journal)
+    report = None
+    try:
+        with signals_interrupt():
+            if inv.terminal:
+                report = _live(inv, reports, every)
+            else:
+                lines = WatchLines()
+                for report in reports:
+                    text = "\n".join(lines.lines(report, time.time()))
+                    inv.out(text + "\n" if text else "")
+    except Interrupted as exc:
+        inv.err("Interrupted.\n")
+        return after_signal(exc.signum)
+    assert report is not None  # watch_progress yields at least once
+    stamp = "" if inv.terminal else time.strftime("%H:%M:%S ")
+    inv.out(f"{stamp}{end_line(report)}\n")
+    return OUTCOME_EXIT_CODES[report.outcome]
+
+
+class _Out:
+    """A file for rich that writes through ``inv.out`` (stdout, secrets scrubbed)."""
+
+    def __init__(self, write) -> None:
+        self.write_text = write
+
+    def write(self, text: str) -> int:
+        self.write_text(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _live(inv: Invocation, reports, every: float):
+    """The live table on the terminal (stdout). rich's Live would replace sys.stdout and sys.stderr by proxies
+    into the display; it is told not to, and nothing here writes to sys.stderr while it runs."""
+    import shutil
+    import time
+
+    from rich.console import Console
+    from rich.live import Live
+
+    from kreassign.cli.render_progress import progress_view
+
+    size = shutil.get_terminal_size()
+    console = Console(file=_Out(inv.out), force_terminal=True, width=size.columns, highlight=False)
+    heading = "Reassignment progress, every {every:g}s (Ctrl-C to stop)"
+    report = None
+    live = Live(console=console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False, transient=False)
+    live.start()
+    try:
+        for report in reports:
+            stamp = time.strftime("%H:%M:%S")
+            size = shutil.get_terminal_size()  # the terminal may have been resized since
+            console.width = size.columns
+            # heading, header, summary, throttle note, under-replication lines, "... more": one screen at most
+            view = progress_view(
+                report, f"{stamp} {heading.format(every=every)}", max_rows=max(3, size.lines - 9), width=size.columns
+            )
+            live.update(view, refresh=True)
+    finally:
+        live.stop()
+    return report

@@ -7,11 +7,14 @@ from kreassign.cli.commands import Invocation
 
 def run(inv: Invocation) -> int:
     from kreassign import formats
-    from kreassign.actions.common import read_input_file
+    from kreassign.actions.common import naming_input_file, read_input_file
     from kreassign.actions.verify import verify_assignment
     from kreassign.planning.progress import verify_outcome
 
-    plan = formats.parse_reassignment_json(read_input_file(inv.args.value("reassignment-json-file")))
+    path = inv.args.value("reassignment-json-file")
+    text = read_input_file(path)
+    with naming_input_file("--reassignment-json-file", path):
+        plan = formats.parse_reassignment_json(text)
     preserve = inv.args.has("preserve-throttles")
     result = verify_assignment(inv.port, plan, preserve, inv.text_out)
     outcome = verify_outcome(result.partitions, result.moves)

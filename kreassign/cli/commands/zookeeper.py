@@ -8,11 +8,12 @@ from kreassign.cli.commands import Invocation, Output
 from kreassign.cli.exit_codes import ExitCode
 
 
-def open_port(args: ParsedArgs, err: Output):
-    """The deprecation warning on stderr, then the ZooKeeper store (closed by the caller)."""
+def open_port(args: ParsedArgs, out: Output, err: Output):
+    """Kafka 2.8.2's deprecation line on stdout (kreassign's advice on stderr), then the ZooKeeper store
+    (closed by the caller)."""
     from kreassign.zookeeper.command import open_zookeeper
 
-    return open_zookeeper(args, err)
+    return open_zookeeper(args, out, err)
 
 
 def run(inv: Invocation) -> int:
