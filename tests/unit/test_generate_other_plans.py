@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections import Counter
 
 import pytest
@@ -379,46 +378,3 @@ def test_cli_topic_selection_usage_errors(snapshot_file, topics_file, monkeypatc
         "",
         "Invalid --topics-regex '(': missing ), unterminated subpattern at position 0\n" + HELP,
     )
-
-
-# ---- where users meet the report: a real terminal, a real pipe
-
-
-@pytest.mark.parametrize("columns", [80, 140])
-def test_leaders_report_on_a_real_terminal(snapshot_file, columns):
-    """Through a pseudo-terminal: the report with rich bars, as wide as the terminal, then the Apache layout."""
-    import os
-    import sys
-
-    import pexpect
-
-    argv = ["-m", "kreassign", "--generate", "--cluster-snapshot-file", str(snapshot_file)]
-    argv += ["--strategy", "leaders", "--topics-regex", ".*"]
-    child = pexpect.spawn(
-        sys.executable, argv, dimensions=(40, columns), env={**os.environ, "TERM": "xterm"}, encoding="utf-8"
-    )
-    child.expect(pexpect.EOF, timeout=60)
-    child.close()
-    text = child.before
-    assert child.exitstatus == 0, text
-    assert "Leadership plan (engine local): 0 replica(s) moved (minimum 0)" in text
-    assert "█" in text and "\x1b[" in text  # bars, styled
-    assert "Current partition replica assignment" in text and "Proposed partition reassignment configuration" in text
-    plain = [line for line in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines() if "█" in line]
-    assert plain and max(len(line.rstrip("\r")) for line in plain) <= columns
-
-
-def test_leaders_plan_through_a_pipe_to_head(snapshot_file):
-    """stdout piped to ``head -1``, stderr to a file: the Apache first line, the plain report, exit 0."""
-    import shlex
-    import subprocess
-    import sys
-
-    command = (
-        f"{shlex.quote(sys.executable)} -m kreassign --generate --cluster-snapshot-file {shlex.quote(str(snapshot_file))}"
-        " --strategy leaders --topics-regex '.*' | head -1"
-    )
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=60)
-    assert (proc.returncode, proc.stdout) == (0, "Current partition replica assignment\n")
-    assert proc.stderr.startswith("Leadership plan (engine local): 0 replica(s) moved (minimum 0)")
-    assert "\x1b[" not in proc.stderr and "leaders / broker" in proc.stderr
