@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 import kreassign.cli.app as app
 from kreassign.cli.app import run
+from kreassign.model import TopicPartition
 from kreassign.planning.leaders import plan_leaders
 from kreassign.planning.quality import measure_plan
 from kreassign.planning.replace import ReplaceError, parse_replacements, plan_replacement, rack_breaks
+from kreassign.planning.steps import plan_partition, tier
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 
 # ---- the planners
@@ -64,6 +66,11 @@ def test_leaders_copy_nothing_and_keep_every_replica_set(rows):
     quality = measure_plan(rows, plan, sorted({b for r in rows for b in r[2]}), minimum=(0, 0))
     assert quality.replicas_moved == 0 and quality.bytes_moved == 0
     assert plan == plan_leaders(list(rows))  # deterministic
+    for topic, partition, replicas, _ in rows:  # the batched executor: one step that copies nothing, an election
+        steps = plan_partition(TopicPartition(topic, partition), replicas, plan[(topic, partition)], 1)
+        assert all(not step.adding and not step.removing and tier(step) == 0 for step in steps)
+        assert len(steps) == (plan[(topic, partition)] != list(replicas))
+        assert all(step.moves_leader for step in steps)
 
 
 @settings(max_examples=150, deadline=None)
