@@ -30,6 +30,10 @@ Row = tuple[str, int, tuple[int, ...], int]
 Key = tuple[str, int]
 
 
+def _key(row: Row) -> Key:
+    return row[0], row[1]
+
+
 def reorder(replicas: Sequence[int], leader: int) -> list[int]:
     """``replicas`` with ``leader`` first, the others in their order."""
     return [leader, *(r for r in replicas if r != leader)]
@@ -39,11 +43,12 @@ class _Leadership:
     def __init__(self, rows: Sequence[Row]) -> None:
         self.replicas: dict[Key, tuple[int, ...]] = {}
         self.leader: dict[Key, int] = {}
-        self.led: dict[int, set[Key]] = {}
-        self.topic_led: dict[str, dict[int, set[Key]]] = {}
+        # partitions each broker leads, in a deterministic order (dicts keep insertion order; no sorting)
+        self.led: dict[int, dict[Key, None]] = {}
+        self.topic_led: dict[str, dict[int, dict[Key, None]]] = {}
         self.load: Counter[int] = Counter()
         self.topic_load: dict[str, Counter[int]] = {}
-        for topic, partition, replicas, _size in rows:
+        for topic, partition, replicas, _size in sorted(rows, key=_key):  # the same plan in any row order
             key = (topic, partition)
             distinct = tuple(dict.fromkeys(replicas))
             if not distinct:
@@ -53,21 +58,21 @@ class _Leadership:
             counts = self.topic_load.setdefault(topic, Counter())
             led = self.topic_led.setdefault(topic, {})
             for b in distinct:
-                self.led.setdefault(b, set())
-                led.setdefault(b, set())
+                self.led.setdefault(b, {})
+                led.setdefault(b, {})
                 self.load.setdefault(b, 0)
                 counts.setdefault(b, 0)
-            self.led[distinct[0]].add(key)
-            led[distinct[0]].add(key)
+            self.led[distinct[0]][key] = None
+            led[distinct[0]][key] = None
             self.load[distinct[0]] += 1
             counts[distinct[0]] += 1
 
     def move(self, key: Key, to: int) -> None:
         was = self.leader[key]
-        self.led[was].discard(key)
-        self.led[to].add(key)
-        self.topic_led[key[0]][was].discard(key)
-        self.topic_led[key[0]][to].add(key)
+        del self.led[was][key]
+        self.led[to][key] = None
+        del self.topic_led[key[0]][was][key]
+        self.topic_led[key[0]][to][key] = None
         self.load[was] -= 1
         self.load[to] += 1
         counts = self.topic_load[key[0]]
@@ -90,7 +95,9 @@ class _Leadership:
         queue = deque([start])
         while queue:
             u = queue.popleft()
-            for key in sorted(led[u]):
+            first = self.replicas  # partitions led elsewhere than their first replica go first: no new change
+            held = led[u]
+            for key in [*(k for k in held if first[k][0] != u), *(k for k in held if first[k][0] == u)]:
                 counts = self.topic_load[key[0]]
                 for v in self.replicas[key]:
                     if v in parent:
