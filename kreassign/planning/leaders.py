@@ -115,34 +115,38 @@ class _Leadership:
         return None
 
     def balance(self, loads: Mapping[int, int], topic: str | None, brokers: Sequence[int], guard: bool = True) -> None:
-        """Shift leadership along cost-reducing paths until none is left (each shift lowers the sum of the
-        squared ``loads``, so this ends)."""
+        """Shift leadership along cost-reducing paths, from the most loaded broker with one, until a round in
+        which every broker was searched once finds none (each shift lowers the sum of the squared ``loads``, so
+        this ends; the last round changed nothing, so no path is left). A broker without a path is searched
+        again only in the next round, not after every shift (a search can cover every partition)."""
         topic_guard = topic is None and guard
-        blocked: set[int] = set()
+        blocked: set[int] = set()  # no path from these since the last clear: not searched again until then
+        progress = False
         while True:
             least = min(loads[b] for b in brokers)
-            order = sorted(
-                (b for b in brokers if b not in blocked and loads[b] >= least + 2), key=lambda b: (-loads[b], b)
-            )
-            for b in order:
-                steps = self.path(b, loads, topic, guard)
-                if steps is None:
-                    blocked.add(b)
-                    continue
-                undo = [(key, self.leader[key]) for key, _to in steps]
-                topics = {key[0] for key, _to in steps}
-                spreads = {t: self.spread(t) for t in topics} if topic_guard else {}
-                for key, to in steps:
-                    self.move(key, to)
-                if any(self.spread(t) > spread for t, spread in spreads.items()):
-                    for key, was in reversed(undo):  # two hand-overs of one topic widened it: not this path
-                        self.move(key, was)
-                    blocked.add(b)
-                    continue
-                blocked.clear()
-                break
-            else:
-                return
+            heaviest = [b for b in brokers if b not in blocked and loads[b] >= least + 2]
+            if not heaviest:
+                if not progress:
+                    return
+                blocked.clear()  # paths changed the cluster since these were searched: search them again
+                progress = False
+                continue
+            b = min(heaviest, key=lambda b: (-loads[b], b))
+            steps = self.path(b, loads, topic, guard)
+            if steps is None:
+                blocked.add(b)
+                continue
+            undo = [(key, self.leader[key]) for key, _to in steps]
+            topics = {key[0] for key, _to in steps}
+            spreads = {t: self.spread(t) for t in topics} if topic_guard else {}
+            for key, to in steps:
+                self.move(key, to)
+            if any(self.spread(t) > spread for t, spread in spreads.items()):
+                for key, was in reversed(undo):  # two hand-overs of one topic widened it: not this path
+                    self.move(key, was)
+                blocked.add(b)
+                continue
+            progress = True
 
 
 def plan_leaders(rows: Sequence[Row]) -> dict[Key, list[int]]:
