@@ -13,7 +13,8 @@ the counts are within one of the mean whenever the replica sets allow it.
 Two passes, both deterministic (brokers and partitions in sorted order, ties to the lowest id):
 
 1. per topic, from the current preferred leaders: the topic's leaders as even as its replica sets allow
-   over the brokers that hold its replicas (paths of that topic's partitions only);
+   over the brokers that hold its replicas (paths of that topic's partitions only; of the nearest ends of
+   a path, the broker with the fewest leaders of all topics);
 2. over all listed topics: the leaders per broker, first with paths whose every hand-over goes to a broker
    holding fewer of the topic's leaders than the giver (so no topic's spread grows; a path that hands two of
    one topic over and widens it is undone), then, for what is left, with any path: the brokers come first.
@@ -23,8 +24,10 @@ back to its current leader where that swaps two equal counts (globally and withi
 
 from __future__ import annotations
 
-from collections import Counter, deque
+import heapq
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
 Row = tuple[str, int, tuple[int, ...], int]
 Key = tuple[str, int]
@@ -92,26 +95,36 @@ class _Leadership:
         topic_guard = topic is None and guard
         goal = loads[start] - 2
         parent: dict[int, tuple[int, Key] | None] = {start: None}
-        queue = deque([start])
-        while queue:
-            u = queue.popleft()
-            first = self.replicas  # partitions led elsewhere than their first replica go first: no new change
-            held = led[u]
-            for key in [*(k for k in held if first[k][0] != u), *(k for k in held if first[k][0] == u)]:
-                counts = self.topic_load[key[0]]
-                for v in self.replicas[key]:
-                    if v in parent:
-                        continue
-                    if topic_guard and counts[v] >= counts[u]:
-                        continue
-                    parent[v] = (u, key)
-                    if loads[v] <= goal:
-                        steps = []
-                        while (link := parent[v]) is not None:
-                            steps.append((link[1], v))
-                            v = link[0]
-                        return steps[::-1]
-                    queue.append(v)
+        first = self.replicas  # partitions led elsewhere than their first replica go first: no new change
+
+        def trace(v: int) -> list[tuple[Key, int]]:
+            steps = []
+            while (link := parent[v]) is not None:
+                steps.append((link[1], v))
+                v = link[0]
+            return steps[::-1]
+
+        frontier = [start]
+        while frontier:  # level by level
+            following: list[int] = []
+            found: list[int] = []
+            for u in frontier:
+                held = led[u]
+                for key in chain((k for k in held if first[k][0] != u), (k for k in held if first[k][0] == u)):
+                    counts = self.topic_load[key[0]]
+                    for v in first[key]:
+                        if v in parent or (topic_guard and counts[v] >= counts[u]):
+                            continue
+                        parent[v] = (u, key)
+                        if loads[v] > goal:
+                            following.append(v)
+                        elif topic is None:
+                            return trace(v)
+                        else:
+                            found.append(v)
+            if found:  # one topic's path: of the nearest ends, the broker with the fewest leaders in all
+                return trace(min(found, key=lambda v: (self.load[v], v)))
+            frontier = following
         return None
 
     def balance(self, loads: Mapping[int, int], topic: str | None, brokers: Sequence[int], guard: bool = True) -> None:
@@ -122,16 +135,26 @@ class _Leadership:
         topic_guard = topic is None and guard
         blocked: set[int] = set()  # no path from these since the last clear: not searched again until then
         progress = False
+        # heaps of (-load, broker) and (load, broker), entries left stale when a load changes (a shift changes
+        # only its two ends, pushed again): the most loaded broker not blocked, and the least load, in log time
+        top = [(-loads[b], b) for b in brokers]
+        bottom = [(loads[b], b) for b in brokers]
+        heapq.heapify(top)
+        heapq.heapify(bottom)
         while True:
-            least = min(loads[b] for b in brokers)
-            heaviest = [b for b in brokers if b not in blocked and loads[b] >= least + 2]
-            if not heaviest:
+            while bottom[0][0] != loads[bottom[0][1]]:
+                heapq.heappop(bottom)
+            while top and (-top[0][0] != loads[top[0][1]] or top[0][1] in blocked):
+                heapq.heappop(top)
+            if not top or -top[0][0] < bottom[0][0] + 2:
                 if not progress:
                     return
                 blocked.clear()  # paths changed the cluster since these were searched: search them again
                 progress = False
+                top = [(-loads[b], b) for b in brokers]
+                heapq.heapify(top)
                 continue
-            b = min(heaviest, key=lambda b: (-loads[b], b))
+            b = top[0][1]
             steps = self.path(b, loads, topic, guard)
             if steps is None:
                 blocked.add(b)
@@ -147,6 +170,9 @@ class _Leadership:
                 blocked.add(b)
                 continue
             progress = True
+            for changed in (b, steps[-1][1]):
+                heapq.heappush(top, (-loads[changed], changed))
+                heapq.heappush(bottom, (loads[changed], changed))
 
 
 def plan_leaders(rows: Sequence[Row]) -> dict[Key, list[int]]:
