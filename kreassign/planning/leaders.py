@@ -48,6 +48,7 @@ class _Leadership:
         self.leader: dict[Key, int] = {}
         # partitions each broker leads, in a deterministic order (dicts keep insertion order; no sorting)
         self.led: dict[int, dict[Key, None]] = {}
+        self.led_moved: dict[int, dict[Key, None]] = {}  # of those, the ones not led by their first replica
         self.topic_led: dict[str, dict[int, dict[Key, None]]] = {}
         self.load: Counter[int] = Counter()
         self.topic_load: dict[str, Counter[int]] = {}
@@ -62,6 +63,7 @@ class _Leadership:
             led = self.topic_led.setdefault(topic, {})
             for b in distinct:
                 self.led.setdefault(b, {})
+                self.led_moved.setdefault(b, {})
                 led.setdefault(b, {})
                 self.load.setdefault(b, 0)
                 counts.setdefault(b, 0)
@@ -74,6 +76,9 @@ class _Leadership:
         was = self.leader[key]
         del self.led[was][key]
         self.led[to][key] = None
+        self.led_moved[was].pop(key, None)
+        if self.replicas[key][0] != to:
+            self.led_moved[to][key] = None
         del self.topic_led[key[0]][was][key]
         self.topic_led[key[0]][to][key] = None
         self.load[was] -= 1
@@ -110,7 +115,11 @@ class _Leadership:
             found: list[int] = []
             for u in frontier:
                 held = led[u]
-                for key in chain((k for k in held if first[k][0] != u), (k for k in held if first[k][0] == u)):
+                if topic is None:  # the moved ones, then the others (those at home once more: no matter)
+                    keys = chain(self.led_moved[u], held)
+                else:
+                    keys = chain((k for k in held if first[k][0] != u), (k for k in held if first[k][0] == u))
+                for key in keys:
                     counts = self.topic_load[key[0]]
                     for v in first[key]:
                         if v in parent or (topic_guard and counts[v] >= counts[u]):
