@@ -29,17 +29,17 @@ _kreassign() {
             return 0
             ;;
         --strategy)
-            COMPREPLY=($(compgen -W "apache balanced" -- "$cur"))
+            COMPREPLY=($(compgen -W "apache balanced leaders" -- "$cur"))
             return 0
             ;;
         --engine)
             COMPREPLY=($(compgen -W "auto local spark" -- "$cur"))
             return 0
             ;;
-        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--max-broker-movements|--poll-interval-ms|--stall-timeout-ms|--watch|--spark-master|--spark-conf|--max-disk-usage|--move-budget|--replication-factor|--zookeeper)
+        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--max-broker-movements|--poll-interval-ms|--stall-timeout-ms|--watch|--replace-broker|--topics-regex|--exclude-topics|--spark-master|--spark-conf|--max-disk-usage|--move-budget|--replication-factor|--zookeeper)
             return 0
             ;;
     esac
-    COMPREPLY=($(compgen -W "--generate --execute --verify --cancel --list --progress --bootstrap-server --bootstrap-controller --command-config --reassignment-json-file --topics-to-move-json-file --broker-list --disable-rack-aware --throttle --replica-alter-log-dirs-throttle --timeout --additional --preserve-throttles --disallow-replication-factor-change --seed --max-partition-movements --max-replica-movements --max-leader-movements --max-broker-movements --order --adaptive --dry-run --journal-file --poll-interval-ms --stall-timeout-ms --output --fail-if-incomplete --watch --cluster-snapshot-file --write-cluster-snapshot --strategy --engine --spark-master --spark-conf --max-disk-usage --move-budget --replication-factor --version --zookeeper --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "--generate --execute --verify --cancel --list --progress --bootstrap-server --bootstrap-controller --command-config --reassignment-json-file --topics-to-move-json-file --broker-list --disable-rack-aware --throttle --replica-alter-log-dirs-throttle --timeout --additional --preserve-throttles --disallow-replication-factor-change --seed --max-partition-movements --max-replica-movements --max-leader-movements --max-broker-movements --order --adaptive --dry-run --journal-file --poll-interval-ms --stall-timeout-ms --output --fail-if-incomplete --watch --cluster-snapshot-file --write-cluster-snapshot --strategy --replace-broker --topics-regex --exclude-topics --engine --spark-master --spark-conf --max-disk-usage --move-budget --replication-factor --version --zookeeper --help" -- "$cur"))
 }
 complete -F _kreassign kreassign kafka-reassign-partitions

@@ -56,9 +56,9 @@ def generate_document(
     return document("generate", current=current, proposed=proposed, report=dict(report))
 
 
-def plan_report(quality: PlanQuality, engine: str) -> dict[str, object]:
-    """The balanced plan report (the ``report`` of the ``generate`` document); ``move_budget`` only with
-    ``--move-budget``."""
+def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -> dict[str, object]:
+    """The plan report (the ``report`` of the ``generate`` document) of ``strategy`` (balanced, leaders or
+    replace-broker); ``move_budget`` only with ``--move-budget``."""
     spent = quality.budget
     budget = {}
     if spent is not None:
@@ -70,6 +70,7 @@ def plan_report(quality: PlanQuality, engine: str) -> dict[str, object]:
             "extra_bytes_moved": spent.extra_bytes,
         }
     return {
+        "strategy": strategy,
         "engine": engine,
         "partitions": quality.partitions,
         "replicas_moved": quality.replicas_moved,

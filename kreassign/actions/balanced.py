@@ -24,7 +24,7 @@ from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.quality import PlanQuality, measure_plan, minimum_movement
 
 B = TypeVar("B")
-STRATEGIES = ("apache", "balanced")
+STRATEGIES = ("apache", "balanced", "leaders")
 ENGINES = ("auto", "local", "spark")
 AUTO_SPARK_PARTITIONS = 1_000_000
 """``--engine auto`` hands planning to Spark from this many partitions on, when pyspark is installed and

@@ -171,8 +171,9 @@ def validate(argv: list[str]) -> Request:
     if not has_server and not has_controller and not has_snapshot:
         raise UsageError("Please specify either --bootstrap-server or --bootstrap-controller")
     required = REQUIRED_ARGS[action]
+    optional = _not_required(action, parsed)
     for name in required:
-        if not parsed.has(name):
+        if not parsed.has(name) and name not in optional:
             raise UsageError(f'Missing required argument "{SPECS[name]}"')
     permitted = permitted_args(action, uses_bootstrap_server=has_server)
     for spec in parsed.seen:
@@ -180,6 +181,20 @@ def validate(argv: list[str]) -> Request:
             raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[action]}"')
     _validate_extensions(action, parsed)
     return Request(action, parsed)
+
+
+def _not_required(action: str, parsed: ParsedArgs) -> tuple[str, ...]:
+    """Apache's required --generate options that kreassign's own make optional: --topics-regex stands for
+    --topics-to-move-json-file; --strategy leaders and --replace-broker need no --broker-list. With only
+    Apache options, the Apache rules hold."""
+    if action != "generate":
+        return ()
+    optional = []
+    if parsed.has("topics-regex"):
+        optional.append("topics-to-move-json-file")
+    if parsed.has("replace-broker") or parsed.values.get("strategy", [None])[-1:] == ["leaders"]:
+        optional.append("broker-list")
+    return tuple(optional)
 
 
 def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
@@ -191,6 +206,8 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
         watch_seconds(parsed)
         if output == "json":
             raise UsageError("--watch draws a table; with --output json, run --progress once per poll instead")
+    if action == "generate" and parsed.has("topics-regex") and parsed.has("topics-to-move-json-file"):
+        raise UsageError("--topics-regex and --topics-to-move-json-file are alternatives: give one")
     if action == "execute" and parsed.has("cluster-snapshot-file") and not parsed.has("dry-run"):
         # refused before anything is read or printed (the current assignment would come first otherwise)
         raise UsageError(

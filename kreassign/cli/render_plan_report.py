@@ -30,9 +30,9 @@ def _side(dimension: Dimension, before: bool) -> str:
     return f"{_value(dimension, s.min)}..{_value(dimension, s.max)} (std {std})"
 
 
-def headline(quality: PlanQuality, engine: str) -> list[str]:
+def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") -> list[str]:
     lines = [
-        f"Balanced plan (engine {engine}): {quality.replicas_moved} replica(s) moved (minimum "
+        f"{title} (engine {engine}): {quality.replicas_moved} replica(s) moved (minimum "
         f"{quality.minimum_moves}), {format_bytes(quality.bytes_moved)} of {format_bytes(quality.total_bytes)} "
         f"copied (minimum {format_bytes(quality.minimum_bytes)}), {quality.leaders_changed} leader(s) changed, "
         f"{quality.partitions} partition(s).",
@@ -51,8 +51,8 @@ def headline(quality: PlanQuality, engine: str) -> list[str]:
     return lines
 
 
-def render_plan_report_text(quality: PlanQuality, engine: str) -> str:
-    lines = headline(quality, engine)
+def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Balanced plan") -> str:
+    lines = headline(quality, engine, title)
     lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    {'after: min..max (std)':<36}")
     for d in quality.dimensions:
         lines.append(f"{_LABELS[d.name]:<22} {_side(d, True):>36} -> {_side(d, False)}")
@@ -68,14 +68,14 @@ def render_plan_report_text(quality: PlanQuality, engine: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100) -> str:
+def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100, title: str = "Balanced plan") -> str:
     """The same report with a bar per broker and dimension: before (dim) and after (bold)."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     console = Console(width=width, record=True, force_terminal=True, file=_Sink())
-    for line in headline(quality, engine):
+    for line in headline(quality, engine, title):
         console.print(line, highlight=False)
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("dimension")

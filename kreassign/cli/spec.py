@@ -341,10 +341,41 @@ _SPECS = (
         "strategy",
         Arity.REQUIRED,
         default="apache",
-        help="kreassign: --generate strategy: 'apache' (default, the Apache tool's random placement) or "
+        help="kreassign: --generate strategy: 'apache' (default, the Apache tool's random placement), "
         "'balanced' (deterministic, rack-aware, moves the fewest replicas to even out replicas, leaders "
-        "and bytes per broker; summary on stderr).",
-        metavar="apache|balanced",
+        "and bytes per broker; summary on stderr) or 'leaders' (leadership only: reorders each partition's "
+        "replicas so that preferred leaders are even per broker and per topic; copies nothing; needs no "
+        "--broker-list).",
+        metavar="apache|balanced|leaders",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "replace-broker",
+        Arity.REQUIRED,
+        help="kreassign: --generate a plan in which broker NEW takes every replica of broker OLD, at the same "
+        "place in each replica list (leadership follows); nothing else moves. Several pairs separated by "
+        "commas. Needs no --broker-list; not with --strategy.",
+        metavar="OLD=NEW[,OLD=NEW...]",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "topics-regex",
+        Arity.REQUIRED,
+        help="kreassign: --generate for every topic whose whole name matches REGEX (Python's re, fullmatch), "
+        "instead of --topics-to-move-json-file. Topics named __* (__consumer_offsets...) only when REGEX "
+        "contains '__'.",
+        metavar="REGEX",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "exclude-topics",
+        Arity.REQUIRED,
+        help="kreassign: with --generate, leave out the topics whose whole name matches REGEX (Python's re, "
+        "fullmatch), from --topics-regex's or --topics-to-move-json-file's.",
+        metavar="REGEX",
         apache=False,
         panel=EXTENSIONS_PANEL,
     ),
@@ -484,6 +515,9 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "replication-factor",
         "max-disk-usage",
         "move-budget",
+        "replace-broker",
+        "topics-regex",
+        "exclude-topics",
     ),
     "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file"),
     "verify": ("fail-if-incomplete", "output"),

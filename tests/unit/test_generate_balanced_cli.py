@@ -146,7 +146,7 @@ def test_default_strategy_is_the_apache_placement_on_a_snapshot(snapshot_file, t
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--strategy", "best"], "Invalid value 'best' for --strategy: expected one of apache, balanced\n"),
+        (["--strategy", "best"], "Invalid value 'best' for --strategy: expected one of apache, balanced, leaders\n"),
         (["--strategy", "balanced", "--engine", "gpu"], "Invalid value 'gpu' for --engine"),
         (["--engine", "spark"], "--engine spark needs --strategy balanced"),
         (["--replication-factor", "2"], "--replication-factor needs --strategy balanced\n"),
