@@ -42,9 +42,9 @@ NODE_JVM_OPTS = (
 )
 
 
-def _die_with_parent(signum: int = signal.SIGKILL):
+def die_with_parent(signum: int = signal.SIGKILL):
     """A function for the child before exec: ask Linux to send it ``signum`` when the process that
-    started it dies, so a killed test run never leaves brokers behind. If that process already died
+    started it dies, so a killed test run never leaves brokers (or the Spark servers of the tests) behind. If that process already died
     between the fork and this call (no signal would come), the child ends itself at once."""
     parent = os.getpid()
 
@@ -356,7 +356,7 @@ class LocalKafkaCluster:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            preexec_fn=_die_with_parent(self.PARENT_DEATH_SIGNAL) if self.die_with_parent else None,
+            preexec_fn=die_with_parent(self.PARENT_DEATH_SIGNAL) if self.die_with_parent else None,
         )
         log.close()
 

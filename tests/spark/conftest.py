@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from kreassign.devcluster.cluster import die_with_parent
+
 START_TIMEOUT = 300  # seconds; the shared 2-core machine can be slow to start a JVM
 
 
@@ -67,7 +69,15 @@ def listening(port: int) -> bool:
 
 def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     with open(log, "wb") as handle:
-        return subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        # SIGKILL when the test process dies, however it ends (spark-class execs the JVM: same process)
+        return subprocess.Popen(
+            argv,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent(),
+        )
 
 
 def stop(process: subprocess.Popen) -> None:
