@@ -348,15 +348,7 @@ def stop_live_runs(
         if run.journal.resolve() == default:
             continue
         journal = Journal(run.journal)
-        journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
-        deadline = clock() + wait_s
-        while journal.is_running_elsewhere():
-            if clock() >= deadline:
-                raise CommandError(
-                    f"The batched reassignment of this plan (pid {run.pid}) did not stop within {wait_s:.0f} s; "
-                    f"the cancel request stays in {journal.control_path}"
-                )
-            sleep(0.2)
+        _stop_run(journal, f"The batched reassignment of this plan (pid {run.pid})", wait_s, clock, sleep)
         try:
             state = journal.load()
             message, reverted = state.message, list(state.reverted)
@@ -364,6 +356,25 @@ def stop_live_runs(
             message, reverted = "", []
         stopped.append(StoppedRun(run.pid, str(run.journal), message, reverted))
     return stopped
+
+
+def _stop_run(
+    journal: Journal,
+    which: str,
+    wait_s: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> None:
+    """Asks the process running ``journal`` to cancel (through its control file, never a signal: a pid may
+    have been reused) and waits for it to finish its clean-up and let go of the journal."""
+    journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
+    deadline = clock() + wait_s
+    while journal.is_running_elsewhere():
+        if clock() >= deadline:
+            raise CommandError(
+                f"{which} did not stop within {wait_s:.0f} s; the cancel request stays in {journal.control_path}"
+            )
+        sleep(0.2)
 
 
 def cancel_batched(
@@ -387,15 +398,7 @@ def cancel_batched(
     stopped_pid: int | None = None
     reverted: list[TopicPartition] = []
     if journal.is_running_elsewhere():
-        journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
-        deadline = clock() + wait_s
-        while journal.is_running_elsewhere():
-            if clock() >= deadline:
-                raise CommandError(
-                    f"The batched reassignment (pid {state.pid}) did not stop within {wait_s:.0f} s; "
-                    f"the cancel request stays in {journal.control_path}"
-                )
-            sleep(0.2)
+        _stop_run(journal, f"The batched reassignment (pid {state.pid})", wait_s, clock, sleep)
         state = journal.load()
         stopped_pid = state.pid
         out(

@@ -86,8 +86,9 @@ def outcome_line(outcome: Outcome, throttled: bool) -> str:
     return line + ". The summary is on stdout.\n"
 
 
-class _Writer:
-    """A file for rich that writes through the injected ``err`` writer (a terminal: ``err`` is stderr there)."""
+class TerminalFile:
+    """A file for rich that writes through one of the command's writers (``err`` for the batched panel,
+    ``out`` for --progress --watch): secrets scrubbed, a broken pipe quiet."""
 
     def __init__(self, write: Callable[[str], object]) -> None:
         self.write_text = write
@@ -127,7 +128,7 @@ class RichReporter:
         from kreassign.cli.tty import columns
 
         width = columns(2)  # the panel is on stderr's terminal
-        self.console = Console(file=_Writer(write), force_terminal=True, width=width, highlight=False)
+        self.console = Console(file=TerminalFile(write), force_terminal=True, width=width, highlight=False)
         self._live = None
         self._last: Progress | None = None
 

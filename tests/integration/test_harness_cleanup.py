@@ -82,14 +82,24 @@ def test_killed_pytest_leaves_no_broker(tmp_path: Path, signum: signal.Signals) 
         assert len(jvms) == 3, f"expected 2 brokers and a controller, found {jvms}"
         proc.send_signal(signum)
         proc.wait(timeout=60)
-        deadline = time.monotonic() + 30
-        while _jvms_of(base) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        left = _jvms_of(base)
-        assert left == [], f"{len(left)} JVM(s) of the killed run still running after 30 s: {left}"
+        assert_no_jvm_left(base)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pid in _jvms_of(base):
-            os.kill(pid, signal.SIGKILL)
+        kill_left_over(proc, base)
+
+
+def assert_no_jvm_left(base: Path, within: float = 30.0) -> None:
+    """No JVM naming ``base`` is left ``within`` seconds (the process that started them was just killed)."""
+    deadline = time.monotonic() + within
+    while _jvms_of(base) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = _jvms_of(base)
+    assert left == [], f"{len(left)} JVM(s) of the killed process still running after {within:.0f} s: {left}"
+
+
+def kill_left_over(proc: subprocess.Popen, base: Path) -> None:
+    """Whatever a failed test left: the starting process and the JVMs naming ``base``."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for pid in _jvms_of(base):
+        os.kill(pid, signal.SIGKILL)

@@ -12,12 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.test_harness_cleanup import _jvms_of
+from tests.integration.test_harness_cleanup import _jvms_of, assert_no_jvm_left, kill_left_over
 from tests.integration.waiting import wait_until
 
 pytestmark = pytest.mark.spark
@@ -56,14 +55,6 @@ def test_a_killed_test_process_leaves_no_spark_server(tmp_path: Path, signum: si
         assert _jvms_of(folder), "no Spark JVM found"
         proc.send_signal(signum)
         proc.wait(timeout=60)
-        deadline = time.monotonic() + 30
-        while _jvms_of(folder) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        left = _jvms_of(folder)
-        assert left == [], f"{len(left)} Spark JVM(s) of the killed process still running after 30 s: {left}"
+        assert_no_jvm_left(folder)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pid in _jvms_of(folder):
-            os.kill(pid, signal.SIGKILL)
+        kill_left_over(proc, folder)

@@ -69,23 +69,6 @@ def watch(inv: Invocation, plan, journal: str | None) -> int:
     return OUTCOME_EXIT_CODES[report.outcome]
 
 
-class _Out:
-    """A file for rich that writes through ``inv.out`` (stdout, secrets scrubbed)."""
-
-    def __init__(self, write) -> None:
-        self.write_text = write
-
-    def write(self, text: str) -> int:
-        self.write_text(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return True
-
-
 def _live(inv: Invocation, reports, every: float):
     """The live table on the terminal (stdout). rich's Live would replace sys.stdout and sys.stderr by proxies
     into the display; it is told not to, and nothing here writes to sys.stderr while it runs."""
@@ -95,10 +78,11 @@ def _live(inv: Invocation, reports, every: float):
     from rich.console import Console
     from rich.live import Live
 
+    from kreassign.cli.live import TerminalFile
     from kreassign.cli.render_progress import progress_view
 
     size = shutil.get_terminal_size()
-    console = Console(file=_Out(inv.out), force_terminal=True, width=size.columns, highlight=False)
+    console = Console(file=TerminalFile(inv.out), force_terminal=True, width=size.columns, highlight=False)
     heading = "Reassignment progress, every {every:g}s (Ctrl-C to stop)"
     report = None
     live = Live(console=console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False, transient=False)
