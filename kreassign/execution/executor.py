@@ -44,6 +44,7 @@ from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.execution.watch import (
     Ended,
     ThrottleWatch,
+    confirmed_done,
     deleted_topics,
     ended_step,
     waiting_out_metadata_lag,
@@ -751,7 +752,8 @@ class BatchedExecutor:
                 moving.ended = True
                 self._took.append(max(0.0, self._previous_poll - moving.since))  # the last poll saw it running
             self.leader[tp] = current.leader
-            if tuple(current.replicas) != step.target:
+            ended = Ended.DONE
+            if tuple(current.replicas) != step.target or not confirmed_done(step, current):
                 now = self.clock()
                 # the controller has finished the step, and the metadata of the broker we asked may not show it
                 # yet; or another client cancelled it (never submitted again: the run stops) or moved it
@@ -761,6 +763,7 @@ class BatchedExecutor:
                     self._lag_notes[tp] = f"{tp} waits for the metadata of its finished step"
                     lagging.append(tp)
                     continue
+            if ended is not Ended.DONE:
                 self._forget(tp)
                 self.current[tp] = tuple(current.replicas)
                 if ended is Ended.CANCELLED:
@@ -781,7 +784,8 @@ class BatchedExecutor:
             if step.moves_leader and current.leader != step.target[0]:
                 # the controller ends a reassignment only with every target replica in the ISR: elect now,
                 # even when the ISR this broker's metadata shows lags (measured: up to 5 s behind after a
-                # window of 200 steps); an election the controller cannot make is tried again next poll
+                # window of 200 steps), but for a step that adds replicas and drops none, whose replicas look
+                # the same under way (confirmed_done); an election the controller cannot make is tried again
                 elect.append(tp)
                 continue
             self._complete(tp, step)

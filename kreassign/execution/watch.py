@@ -84,6 +84,17 @@ class Ended(Enum):
     MOVED = "moved"  # another client put the partition elsewhere
 
 
+def confirmed_done(step: Step, current: PartitionInfo) -> bool:
+    """Whether metadata that shows ``step``'s target as the replicas says the step finished. A step that adds
+    replicas and drops none shows its target while it runs too, so a broker whose metadata lags behind another
+    client's cancel still shows it: only an ISR holding every replica it adds confirms the end (the controller
+    ends a reassignment only with its whole target in the ISR). Other steps show their target only once done."""
+    adding = set(step.target) - set(step.source)
+    if not adding or not set(step.source) <= set(step.target):
+        return True
+    return adding <= set(current.isr)
+
+
 def ended_step(step: Step, current: PartitionInfo, lagging_for: float) -> Ended:
     """What became of ``step``, which the controller no longer lists, from the partition's metadata
     (``lagging_for``: how long it has already looked unfinished). Kafka reverts a cancelled step by dropping the
@@ -92,7 +103,9 @@ def ended_step(step: Step, current: PartitionInfo, lagging_for: float) -> Ended:
     lags the controller also shows, so it counts as a cancel only after METADATA_LAG_ALLOWANCE."""
     replicas = tuple(current.replicas)
     if replicas == step.target:
-        return Ended.DONE
+        if confirmed_done(step, current) or lagging_for >= METADATA_LAG_ALLOWANCE:
+            return Ended.DONE
+        return Ended.LAGGING  # the step under way, or its cancel not yet shown: the ISR will tell
     shown, source = set(replicas), set(step.source)
     if shown == source | set(step.target) and shown != source:
         return Ended.LAGGING  # the broker's metadata still shows the step under way

@@ -446,3 +446,40 @@ def test_a_rate_removed_from_a_broker_with_nothing_in_flight_stops_the_run_befor
     assert outcome.message == f"throttle config {FOLLOWER_RATE} of broker 3 removed by another client"
     assert not any(t == tp(1) for t, _ in sim.submitted)  # t-1's step never started unthrottled
     assert sim.list_reassignments() == {} and sim.configs == {}
+
+
+def test_a_cancelled_step_that_lagging_metadata_still_shows_under_way_is_not_taken_for_done(tmp_path):
+    """A step that adds a replica and drops none ([0,1] -> [2,1,0]) shows its target as its replicas while it
+    runs: a broker whose metadata lags behind another client's cancel still shows [2,1,0]. Only an ISR holding
+    every target replica says the step finished (the controller ends a reassignment only then); taken for done,
+    the cancelled step was counted, its election elected the reverted partition's first replica, and the
+    partition stayed at Kafka's [1,0] (seen on the real cluster with Apache's own --cancel)."""
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=50 * MB)
+    targets = {tp(p): (2, 1) for p in range(2)}
+    lagging_reads = []
+
+    class Lagging(Submitted):
+        def describe_topics(self, topics):
+            described = super().describe_topics(topics)
+            if lagging_reads and "t" in described:
+                lagging_reads.pop()
+                infos = described["t"]
+                infos[0] = PartitionInfo(0, (2, 1, 0), (1, 0), 0)  # the step under way, 2 not yet in sync
+            return described
+
+    sim.__class__ = Lagging
+
+    def apache_cancel(n):
+        if n == 3:
+            assert sim.list_reassignments()
+            sim.alter_reassignments(dict.fromkeys(sim.list_reassignments()))
+            lagging_reads.extend([1] * 4)
+
+    reporter = Recorder(apache_cancel)
+    outcome, out = run(sim, targets, tmp_path, Limits(partitions=1), reporter, throttle=MB)
+    assert outcome.status == "cancelled", out
+    assert outcome.message == "step of t-0 cancelled by another client"
+    assert sim.submitted == [(tp(0), (2, 1, 0)), (tp(0), (0, 1))]
+    assert sim.partitions[tp(0)].replicas == [0, 1] and sim.partitions[tp(0)].leader == 0
+    assert Journal(tmp_path / "j.json").load().reverted == [tp(0)]
