@@ -18,10 +18,12 @@ from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json, parse_generate_assignment_args
 from kreassign.humanize import parse_size
 from kreassign.model import TopicColumns
-from kreassign.planning.balance import Row, make_context, plan_balanced
+from kreassign.planning.balance import plan_balanced
+from kreassign.planning.bounds import minimum_movement
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import fit_disk_capacity
-from kreassign.planning.quality import PlanQuality, measure_plan, minimum_movement
+from kreassign.planning.context import Row, make_context
+from kreassign.planning.quality import PlanQuality, measure_plan
 
 B = TypeVar("B")
 STRATEGIES = ("apache", "balanced", "leaders")

@@ -53,106 +53,10 @@ from operator import add, itemgetter
 from typing import TypeVar
 
 from kreassign.errors import CommandError
-from kreassign.planning.placement_model import InvalidReplicationFactorError
+from kreassign.planning.bounds import minimum_movement
+from kreassign.planning.context import BalanceContext, Row
 
 K = TypeVar("K")
-Row = tuple[str, int, tuple[int, ...], int]
-"""One partition as planning sees it: topic, partition, current replicas, size in bytes (0 if unknown)."""
-
-
-@dataclass(frozen=True)
-class BalanceContext:
-    """The chosen brokers and the rules; small and picklable (shipped to Spark workers)."""
-
-    brokers: tuple[int, ...]  # sorted ids
-    racks: tuple[str | None, ...]  # per broker, same order; None: no rack (its own group)
-    replication_factor: int | None = None
-    current_load: tuple[tuple[int, int], ...] = ()  # (broker, replicas) before planning, any broker
-
-    def __post_init__(self) -> None:
-        groups = tuple(rack if rack is not None else f"\0{b}" for b, rack in zip(self.brokers, self.racks, strict=True))
-        object.__setattr__(self, "_group", dict(zip(self.brokers, groups, strict=True)))
-        object.__setattr__(self, "_broker_set", frozenset(self.brokers))
-        object.__setattr__(self, "_group_sizes", sorted(Counter(groups).values(), reverse=True))
-        object.__setattr__(self, "_load", dict(self.current_load))
-        # Spread order: brokers of each rack by id, racks taken in turn (rack order: name), so that any run
-        # of consecutive brokers in this order spans as many racks as possible.
-        by_group: dict[str, list[int]] = {}
-        for broker in self.brokers:
-            by_group.setdefault(self._group[broker], []).append(broker)  # type: ignore[attr-defined]
-        names = sorted(by_group)
-        ranked = sorted(
-            ((i, names.index(g), b) for g in names for i, b in enumerate(by_group[g])),
-        )
-        object.__setattr__(self, "_spread", {b: rank for rank, (_, _, b) in enumerate(ranked)})
-        object.__setattr__(self, "_caps", {})
-
-    def rack_groups(self) -> dict[int, str] | None:
-        """Broker -> rack, when racks constrain placement (rack awareness on and racks known)."""
-        return None if any(r is None for r in self.racks) else self._group  # type: ignore[attr-defined]
-
-    def group(self, broker: int) -> str:
-        return self._group[broker]  # type: ignore[attr-defined]
-
-    def chosen(self, broker: int) -> bool:
-        return broker in self._broker_set  # type: ignore[attr-defined]
-
-    def spread_rank(self, broker: int) -> int:
-        return self._spread[broker]  # type: ignore[attr-defined]
-
-    def load(self, broker: int) -> int:
-        return self._load.get(broker, 0)  # type: ignore[attr-defined]
-
-    def target_rf(self, current: int) -> int:
-        return self.replication_factor if self.replication_factor is not None else current
-
-    def rack_cap(self, rf: int) -> int:
-        """Most replicas of one partition on one rack: the least c with sum(min(c, rack size)) >= rf."""
-        caps: dict[int, int] = self._caps  # type: ignore[attr-defined]
-        if rf not in caps:
-            sizes: list[int] = self._group_sizes  # type: ignore[attr-defined]
-            if rf > len(self.brokers):
-                raise InvalidReplicationFactorError(
-                    f"The target replication factor of {rf} cannot be reached because only "
-                    f"{len(self.brokers)} broker(s) are chosen."
-                )
-            cap = max(1, -(-rf // len(sizes)))
-            while sum(min(cap, s) for s in sizes) < rf:
-                cap += 1
-            caps[rf] = cap
-        return caps[rf]
-
-    def fits(self, broker: int, replicas: Sequence[int], cap: int) -> bool:
-        """May ``broker`` join a partition whose replicas are ``replicas``?"""
-        group_of: dict[int, str] = self._group  # type: ignore[attr-defined]  # the chosen brokers' groups
-        group = group_of.get(broker)
-        if group is None or broker in replicas:
-            return False
-        return list(map(group_of.get, replicas)).count(group) < cap
-
-
-def make_context(
-    brokers: Iterable[tuple[int, str | None]],
-    replication_factor: int | None,
-    rows: Iterable[Row] = (),
-    current_load: Mapping[int, int] | None = None,
-) -> BalanceContext:
-    """``brokers``: the chosen (id, rack) pairs; ``current_load`` (or ``rows``) the replicas per broker now."""
-    pairs = sorted(dict(brokers).items())
-    if not pairs:
-        raise CommandError("No broker of --broker-list is in the cluster.")
-    if replication_factor is not None and replication_factor <= 0:
-        raise InvalidReplicationFactorError(
-            f"Invalid replication factor {replication_factor}: the replication factor must be positive."
-        )
-    if current_load is None:
-        current_load = Counter(chain.from_iterable(map(itemgetter(2), rows)))
-    return BalanceContext(
-        tuple(b for b, _ in pairs),
-        tuple(r for _, r in pairs),
-        replication_factor,
-        tuple(sorted(current_load.items())),
-    )
 
 
 # ---------------------------------------------------------------------------------------------- stage 1
@@ -721,8 +625,6 @@ def plan_balanced(
     bound no balanced plan moves fewer, so the second placement is skipped (at 10,000,000 partitions the
     topic-aware run repaired left-overs, moved exactly the bound, and the second run was a third of the
     engine's time). ``minimum_moves``: that lower bound, when the caller has it already."""
-    from kreassign.planning.quality import minimum_movement
-
     currents = dict(zip(map(itemgetter(0, 1), rows), map(itemgetter(2), rows), strict=True))
     if len(currents) < len(rows):  # a partition listed twice: its last row counts, at the place of its first
         rows = list({(t, p): (t, p, replicas, size) for t, p, replicas, size in rows}.values())

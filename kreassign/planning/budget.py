@@ -53,8 +53,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, groupby
 
-from kreassign.planning.balance import BalanceContext, Row
 from kreassign.planning.capacity import disk_bounds
+from kreassign.planning.context import BalanceContext, Row
 
 SEARCH_LIMIT = 1000
 """Candidates one search looks at before it gives up (a move for one topic, for one pair of brokers)."""

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kreassign.planning.balance import BalanceContext, Row
+from kreassign.planning.context import BalanceContext, Row
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kreassign.errors import CommandError, KreassignError, UsageError
-from kreassign.planning.balance import BalanceContext
+from kreassign.planning.context import BalanceContext
 
 INSTALL_HINT = "--engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]'"
 

@@ -48,8 +48,9 @@ from pyspark.sql import types as T
 
 from kreassign.errors import CommandError
 from kreassign.planning import balance
-from kreassign.planning.balance import BalanceContext, SlotPlan
-from kreassign.planning.quality import excess_over_targets
+from kreassign.planning.balance import SlotPlan
+from kreassign.planning.bounds import excess_over_targets
+from kreassign.planning.context import BalanceContext
 
 DEFAULT_MASTER = "local[*]"
 CONNECT_SCHEME = "sc://"

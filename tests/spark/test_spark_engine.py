@@ -14,7 +14,8 @@ import pyspark  # noqa: F401
 import pytest
 
 from kreassign.cli.app import run
-from kreassign.planning.balance import make_context, plan_balanced
+from kreassign.planning.balance import plan_balanced
+from kreassign.planning.context import make_context
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from kreassign.spark import plan_balanced_spark
 from tests.unit.test_balance import baseline_shape, build, cluster

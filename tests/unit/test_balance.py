@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kreassign.errors import CommandError
-from kreassign.planning.balance import counts_targets, make_context, plan_balanced
+from kreassign.planning.balance import counts_targets, plan_balanced
+from kreassign.planning.context import make_context
 from kreassign.planning.placement_model import InvalidReplicationFactorError
 from kreassign.planning.quality import measure_plan
 from tests.shapes import reference_cluster

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kreassign.cluster.port import VOLUME_SLACK_BYTES, LogDirUsage, all_cordoned, volume_capacity, volume_labels
-from kreassign.planning.balance import make_context, plan_balanced
+from kreassign.planning.balance import plan_balanced
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
+from kreassign.planning.context import make_context
 
 
 def _used(rows, plan, other):

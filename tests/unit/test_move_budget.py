@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from kreassign.actions.balanced import parse_move_budget
 from kreassign.errors import UsageError
 from kreassign.humanize import parse_size
-from kreassign.planning.balance import make_context, plan_balanced
+from kreassign.planning.balance import plan_balanced
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
+from kreassign.planning.context import make_context
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from tests.shapes import reference_cluster
 from tests.unit.test_balance import build, shapes

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kreassign.planning.quality import count_misplaced, measure_plan, minimum_movement
+from kreassign.planning.bounds import minimum_movement
+from kreassign.planning.quality import count_misplaced, measure_plan
 
 
 def test_misplaced_counts_are_the_least_unit_moves_to_floor_and_ceil():
