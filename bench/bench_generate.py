@@ -163,20 +163,58 @@ def plan_quality(stdout_path: Path, sizes: dict[tuple[str, int], int], brokers: 
     return measure_plan(rows, plan, brokers)
 
 
-def quality_columns(quality) -> tuple[str, ...]:
-    """Worst topic's replica and leader spread, bytes min / max over the mean, score, moves / minimum."""
+TOLERANCE = 0.05
+"""The band the byte columns check: 0.95..1.05 of the mean bytes per broker (``--bytes-tolerance``'s default)."""
+
+
+def quality_columns(quality, largest: dict[int, int]) -> tuple[str, ...]:
+    """Worst topic's replica and leader spread, bytes min / max over the mean, score, moves / minimum, replicas
+    and leaders per broker (min..max), the brokers outside the band (those holding no replica larger than 5 % of
+    the mean first: the others may not fit; ``largest``: each broker's largest replica after the plan), and the
+    bytes copied against the lower bound (:func:`kreassign.planning.bounds.band_lower_bound` at the default
+    tolerance, or the count bound when larger)."""
+    from kreassign.humanize import format_bytes
+    from kreassign.planning.bounds import band_lower_bound
+
     topic_replicas = quality.dimension("topic_replica_spread").after
     topic_leaders = quality.dimension("topic_leader_spread").after
     data = quality.dimension("bytes").after
+    replicas = quality.dimension("replicas").after
+    leaders = quality.dimension("leaders").after
     mean = data.mean or 1
     minimum = quality.minimum_moves
+    before, after = quality.per_broker["bytes"]
+    outside = [b for b in quality.brokers if abs(after.get(b, 0) / mean - 1) > TOLERANCE]
+    free = [b for b in outside if largest.get(b, 0) <= TOLERANCE * mean]
+    bound = max(
+        quality.minimum_bytes,
+        band_lower_bound(before, sum(after.get(b, 0) for b in quality.brokers), quality.brokers, TOLERANCE, False),
+    )
     return (
         f"{topic_replicas.max:g}",
         f"{topic_leaders.max:g}",
-        f"{data.min / mean:.2f} / {data.max / mean:.2f}",
+        f"{data.min / mean:.3f} / {data.max / mean:.3f}",
         f"{quality.score_before:.1f} -> {quality.score_after:.1f}",
         f"{quality.replicas_moved:,} / {minimum:,}" + (f" ({quality.replicas_moved / minimum:.2f})" if minimum else ""),
+        f"{replicas.min:g}..{replicas.max:g} / {leaders.min:g}..{leaders.max:g}",
+        f"{len(free)} + {len(outside) - len(free)}",
+        f"{format_bytes(quality.bytes_moved)} / {format_bytes(bound)} ({quality.bytes_moved / bound:.3f})"
+        if bound
+        else "-",
     )
+
+
+def largest_replicas(stdout_path: Path, sizes: dict[tuple[str, int], int]) -> dict[int, int]:
+    """Each broker's largest replica in the plan a run printed."""
+    with open(stdout_path) as handle:
+        lines = handle.read().splitlines()
+    largest: dict[int, int] = {}
+    for p in json.loads(lines[4])["partitions"]:
+        size = sizes.get((p["topic"], p["partition"]), 0)
+        for b in p["replicas"]:
+            if size > largest.get(b, 0):
+                largest[b] = size
+    return largest
 
 
 def main() -> None:
@@ -227,7 +265,7 @@ def main() -> None:
         floor = timed_run([sys.executable, __file__, "--stdlib-floor", str(snapshot)], floor_out)
         floor_cpu = children_cpu() - cpu
         print(f"{size:>9}  floor: {floor[0]:8.1f} s {floor[1]:7d} MB (cpu {floor_cpu:.1f} s)", file=sys.stderr)
-        rows.append((size, "stdlib floor", floor[0], floor[1], floor[2], "-", "-", "", "1.00", floor_cpu, ("",) * 5))
+        rows.append((size, "stdlib floor", floor[0], floor[1], floor[2], "-", "-", "", "1.00", floor_cpu, ("",) * 8))
         sizes = snapshot_sizes(snapshot) if size <= args.quality_up_to else None
         brokers = list(range(1, args.brokers + 1))
         floor_out.unlink()
@@ -235,9 +273,12 @@ def main() -> None:
             if engine == "apache":
                 argv = [*common, "--seed", "1"]
             else:
-                # spark@URL: --engine spark --spark-master URL (spark@local[1], spark@local[2], spark@spark://...)
-                kind, _, master = engine.partition("@")
+                # spark@URL: --engine spark --spark-master URL (spark@local[1], spark@local[2], spark@spark://...);
+                # a suffix /none: --bytes-tolerance none (the plan without the bytes stage: local/none)
+                spec, _, tolerance = engine.partition("/")
+                kind, _, master = spec.partition("@")
                 argv = [*common, "--strategy", "balanced", "--engine", kind]
+                argv += ["--bytes-tolerance", tolerance] if tolerance else []
                 if kind == "spark":
                     master = master or args.spark_master
                     argv += ["--spark-master", master] if master else []
@@ -256,9 +297,9 @@ def main() -> None:
                     print(f"{size:>9} {engine}: {line}", file=sys.stderr)
             if sizes is not None:
                 quality = plan_quality(out, sizes, brokers)
-                moved, columns = quality.replicas_moved, quality_columns(quality)
+                moved, columns = quality.replicas_moved, quality_columns(quality, largest_replicas(out, sizes))
             else:
-                moved, columns = None, ("-",) * 5
+                moved, columns = None, ("-",) * 8
             results[engine] = (wall, peak, driver, moved, out, cpu, columns)
             print(
                 f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB (driver {driver} MB) moved {moved}", file=sys.stderr
@@ -267,8 +308,9 @@ def main() -> None:
             apache = results["apache"][3] if "apache" in results else None
             ratio = f"{moved / apache:.3f}" if moved is not None and apache else "-"
             same = ""
-            if engine.startswith("spark") and "local" in results:
-                same = "yes" if filecmp.cmp(results["local"][4], out, shallow=False) else "NO"
+            twin = "local" + engine.partition("/")[1] + engine.partition("/")[2]  # local, or local/none for spark/none
+            if engine.startswith("spark") and twin in results:
+                same = "yes" if filecmp.cmp(results[twin][4], out, shallow=False) else "NO"
             to_floor = f"{wall / floor[0]:.2f}"
             shown = f"{moved:,}" if moved is not None else "-"
             rows.append((size, engine, wall, peak, driver, shown, ratio, same, to_floor, cpu, columns))
@@ -278,9 +320,14 @@ def main() -> None:
         "| partitions | engine | wall time (s) | peak memory (MB) | driver peak (MB) | replicas moved | ratio to apache"
         " | same plan as local"
         " | wall / stdlib floor | CPU time (s) | worst topic replica spread | worst topic leader spread"
-        " | bytes min / max over mean | score before -> after | moves / minimum |"
+        " | bytes min / max over mean | score before -> after | moves / minimum | replicas / leaders per broker"
+        " | brokers outside 0.95-1.05 (without + with a replica over 5 % of the mean)"
+        " | bytes copied / lower bound |"
     )
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | --- |")
+    print(
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- | --- "
+        "| --- |"
+    )
     for size, engine, wall, peak, driver, moved, ratio, same, to_floor, cpu, columns in rows:
         print(
             f"| {size:,} | {engine} | {wall:.1f} | {peak:,} | {driver:,} | {moved} | {ratio} | {same} | {to_floor} | "

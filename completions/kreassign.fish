@@ -47,6 +47,7 @@ complete -c kreassign -l engine -x -a 'auto local spark' -d 'Where --strategy ba
 complete -c kreassign -l spark-master -x -d 'Spark master URL for --engine spark: local[N] (default local[*], an embedded session), a cluster (spark://HOST:PORT, yarn, k8s://...; kreassign is shipped to the executors) or sc://HOST:PORT (Spark Connect).'
 complete -c kreassign -l spark-conf -x -d 'A Spark setting for --engine spark, KEY=VALUE; repeat the option for more.'
 complete -c kreassign -l max-disk-usage -x -d 'With --strategy balanced, the share of a broker\'s disk (capacity_bytes of the snapshot, or the total bytes of its log dirs\' volumes, each once; 0 < F <= 1, default 0.8) no broker may end above when it is not above it already.'
+complete -c kreassign -l bytes-tolerance -x -d 'With --strategy balanced, how far (percent of the mean, default 5) each broker\'s bytes may end from the mean bytes per broker.'
 complete -c kreassign -l move-budget -x -d 'With --strategy balanced, how many more replicas (200) or bytes (a size with a unit: 50GB, 1.5TiB) the plan may move than without a budget, to even out each topic\'s replicas and leaders and the bytes per broker further than the free choices can.'
 complete -c kreassign -l replication-factor -x -d 'With --strategy balanced, the replication factor every partition of the listed topics should end with (default: each keeps its own).'
 complete -c kreassign -l version -d 'Display Kafka version.'

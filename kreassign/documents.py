@@ -58,7 +58,7 @@ def generate_document(
 
 def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -> dict[str, object]:
     """The plan report (the ``report`` of the ``generate`` document) of ``strategy`` (balanced, leaders or
-    replace-broker); ``move_budget`` only with ``--move-budget``."""
+    replace-broker); ``move_budget`` only with ``--move-budget``, ``bytes_band`` when the bytes stage ran."""
     spent = quality.budget
     budget = {}
     if spent is not None:
@@ -69,6 +69,19 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
             "extra_replicas_moved": spent.extra_replicas,
             "extra_bytes_moved": spent.extra_bytes,
         }
+    band = quality.byte_band
+    if band is not None:
+        budget["bytes_band"] = {
+            "tolerance": band.tolerance,
+            "low": band.low,
+            "high": band.high,
+            "replicas_moved": band.replica_moves,
+            "extra_bytes_moved": band.extra_bytes,
+            "outside": [
+                {"broker": o.broker, "bytes": o.bytes, "largest_replica": o.largest, "reason": o.reason}
+                for o in band.outside
+            ],
+        }
     return {
         "strategy": strategy,
         "engine": engine,
@@ -77,6 +90,7 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
         "minimum_replicas_moved": quality.minimum_moves,
         "bytes_moved": quality.bytes_moved,
         "minimum_bytes_moved": quality.minimum_bytes,
+        "bytes_lower_bound": quality.bytes_lower_bound,
         "total_bytes": quality.total_bytes,
         "leaders_changed": quality.leaders_changed,
         **budget,

@@ -21,6 +21,7 @@ from kreassign.model import TopicColumns
 from kreassign.planning.balance import plan_balanced
 from kreassign.planning.bounds import minimum_movement
 from kreassign.planning.budget import MoveBudget, spend_move_budget
+from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, balance_bytes, band_of, unchanged_band
 from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.context import Row, make_context
 from kreassign.planning.quality import PlanQuality, measure_plan
@@ -77,6 +78,26 @@ def parse_max_disk_usage(value: str | None) -> float:
     if not 0 < share <= 1:
         raise UsageError(f"Invalid --max-disk-usage '{value}': expected a share of the disk, 0 < F <= 1 (e.g. 0.8)")
     return share
+
+
+def parse_bytes_tolerance(value: str | None) -> float | None:
+    """``--bytes-tolerance``: a percentage of the mean bytes per broker (``5``, ``2.5%``), default 5; ``none``
+    turns the bytes stage off (the plan moves the fewest replicas, bytes are best effort)."""
+    if value is None:
+        return DEFAULT_TOLERANCE
+    text = value.strip().lower()
+    if text == "none":
+        return None
+    try:
+        pct = float(text.removesuffix("%"))
+    except ValueError:
+        pct = -1.0
+    if not 0 < pct <= 100:
+        raise UsageError(
+            f"Invalid --bytes-tolerance '{value}': expected a percentage of the mean bytes per broker, "
+            "0 < P <= 100 (e.g. 5), or none"
+        )
+    return pct / 100
 
 
 def parse_move_budget(value: str | None) -> MoveBudget | None:
@@ -158,12 +179,14 @@ def generate_balanced(
     move_budget: MoveBudget | None = None,
     texts: bool = True,
     plan: dict[tuple[str, int], list[int]] | None = None,
+    bytes_tolerance: float | None = DEFAULT_TOLERANCE,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
     (:mod:`kreassign.planning.quality`, for the plan report) and the engine used.
 
     Stages after the engine, on the driver (so both engines give the same plan): disk capacity
-    (:mod:`kreassign.planning.capacity`), then, with ``move_budget``, the extra moves it buys
+    (:mod:`kreassign.planning.capacity`), bytes per broker within ``bytes_tolerance`` of the mean
+    (:mod:`kreassign.planning.bytebalance`; None: not run), then, with ``move_budget``, the extra moves it buys
     (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check.
 
     With the Spark engine on a snapshot file, the driver never holds the partitions (:func:`_generate_from_file`);
@@ -185,6 +208,7 @@ def generate_balanced(
             max_disk_usage=max_disk_usage,
             texts=texts,
             move_budget=move_budget,
+            bytes_tolerance=bytes_tolerance,
         )
     inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
     topics, current = inputs.topics, inputs.current
@@ -203,6 +227,9 @@ def generate_balanced(
         plan = plan_balanced(rows, ctx, minimum[0])
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable], usage)
     fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
+    band = None
+    if bytes_tolerance is not None:
+        band = balance_bytes(rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage)
     spent = None
     if move_budget is not None:
         spent = spend_move_budget(rows, plan, ctx, move_budget, capacities, other_bytes, max_disk_usage)
@@ -216,6 +243,7 @@ def generate_balanced(
         minimum=minimum,
         budget=spent,
         current_load=dict(ctx.current_load),
+        byte_band=band,
     )
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
     proposed = format_topics_json(
@@ -323,10 +351,12 @@ def _generate_from_file(
     max_disk_usage: float,
     texts: bool,
     move_budget: MoveBudget | None = None,
+    bytes_tolerance: float | None = DEFAULT_TOLERANCE,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """:func:`generate_balanced` with Spark from the snapshot file: the driver gets per-broker and per-topic
-    aggregates and prints the two documents as they stream in. With ``--move-budget``, or when a disk must
-    be relieved (rare), the plan is collected and the driver-side stages run as with every partition."""
+    aggregates and prints the two documents as they stream in. With ``--move-budget``, when a disk must be
+    relieved (rare), or when a broker's bytes end outside ``bytes_tolerance`` of the mean, the plan is collected
+    and the driver-side stages run as with every partition."""
     from kreassign.errors import UnknownTopicOrPartitionError
     from kreassign.formats import sort_topic_names, topic_entry_head
     from kreassign.javacompat.jackson_writer import quote_json_string
@@ -374,6 +404,12 @@ def _generate_from_file(
             relieve = any(after[b] > bound for b, bound in bounds.items())
         else:
             relieve = False
+        band = None
+        if bytes_tolerance is not None:  # bytebalance.balance_bytes changes nothing when every broker is inside
+            held = totals["bytes"][1]
+            _, low, high = band_of(sum(held.get(b, 0) for b in ctx.brokers), len(ctx.brokers), bytes_tolerance)
+            relieve = relieve or any(not low <= held.get(b, 0) <= high for b in ctx.brokers)
+            band = unchanged_band(held, ctx.brokers, bytes_tolerance)
         if move_budget is not None or relieve:
             return generate_balanced(
                 port,
@@ -388,6 +424,7 @@ def _generate_from_file(
                 max_disk_usage=max_disk_usage,
                 move_budget=move_budget,
                 plan=planner.collect(),
+                bytes_tolerance=bytes_tolerance,
             )
         moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
         spreads = planner.topic_spreads(ctx.brokers)
@@ -411,6 +448,8 @@ def _generate_from_file(
             minimum=minimum,
             capacities=capacities,
             other_bytes=other_bytes,
+            byte_band=band,
+            drops=replication_factor is not None,
         )
         check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
         live = {b.id for b in head.describe_brokers()}

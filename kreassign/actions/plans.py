@@ -144,7 +144,15 @@ def check_plan_options(args) -> None:
     what = "--replace-broker" if args.has("replace-broker") else "--strategy leaders"
     if args.has("replace-broker") and args.has("strategy"):
         raise UsageError("--replace-broker is a plan of its own: don't give --strategy with it")
-    for name in ("broker-list", "replication-factor", "spark-master", "spark-conf", "max-disk-usage", "move-budget"):
+    for name in (
+        "broker-list",
+        "replication-factor",
+        "spark-master",
+        "spark-conf",
+        "max-disk-usage",
+        "move-budget",
+        "bytes-tolerance",
+    ):
         if args.has(name):
             reason = " (replica sets do not change)" if what == "--strategy leaders" else ""
             raise UsageError(f"--{name} can't be used with {what}{reason}")

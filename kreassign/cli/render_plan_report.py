@@ -34,9 +34,23 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
     lines = [
         f"{title} (engine {engine}): {quality.replicas_moved} replica(s) moved (minimum "
         f"{quality.minimum_moves}), {format_bytes(quality.bytes_moved)} of {format_bytes(quality.total_bytes)} "
-        f"copied (minimum {format_bytes(quality.minimum_bytes)}), {quality.leaders_changed} leader(s) changed, "
-        f"{quality.partitions} partition(s).",
+        f"copied (lower bound {format_bytes(quality.bytes_lower_bound)}), {quality.leaders_changed} leader(s) "
+        f"changed, {quality.partitions} partition(s).",
     ]
+    band = quality.byte_band
+    if band is not None:
+        pct = f"{band.tolerance * 100:g}%"
+        line = f"Bytes per broker: within {pct} of the mean ({format_bytes(band.low)}..{format_bytes(band.high)})"
+        if band.outside:
+            named = ", ".join(
+                f"{o.broker} ({format_bytes(o.bytes)}: "
+                + (f"holds a replica of {format_bytes(o.largest)}" if o.reason == "large replica" else "no move fits")
+                + ")"
+                for o in band.outside[:5]
+            )
+            more = f" and {len(band.outside) - 5} more" if len(band.outside) > 5 else ""
+            line += f" but {len(band.outside)} broker(s): {named}{more}"
+        lines.append(line + ".")
     spent = quality.budget
     if spent is not None:
         if spent.budget.unit == "bytes":

@@ -422,6 +422,19 @@ _SPECS = (
         apache=False,
     ),
     OptionSpec(
+        "bytes-tolerance",
+        Arity.REQUIRED,
+        help="kreassign: with --strategy balanced, how far (percent of the mean, default 5) each broker's bytes may "
+        "end from the mean bytes per broker. After the fewest replica moves, the plan moves or swaps replicas "
+        "until every broker is within it, copying the fewest bytes it can (the report gives the bytes copied "
+        "against a lower bound, and names any broker left outside and why); the rules (racks, replicas and leaders "
+        "per broker, each topic's spread, --max-disk-usage) still hold. 'none': the fewest replica moves, bytes "
+        "best effort.",
+        metavar="PCT",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
         "move-budget",
         Arity.REQUIRED,
         help="kreassign: with --strategy balanced, how many more replicas (200) or bytes (a size with a unit: "
@@ -514,6 +527,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "spark-conf",
         "replication-factor",
         "max-disk-usage",
+        "bytes-tolerance",
         "move-budget",
         "replace-broker",
         "topics-regex",

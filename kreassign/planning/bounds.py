@@ -75,3 +75,24 @@ def excess_over_targets(kept: Mapping[int, int], brokers: Sequence[int], total: 
     order = sorted(brokers, key=lambda b: (-kept.get(b, 0), b))
     surplus = {b: kept.get(b, 0) - floor - (1 if i < extra else 0) for i, b in enumerate(order)}
     return {b: s for b, s in surplus.items() if s > 0}
+
+
+def band_lower_bound(
+    before: Mapping[int, int], after_total: int, brokers: Sequence[int], tolerance: float, drops: bool
+) -> int:
+    """A lower bound of the bytes any plan must copy to bring every chosen broker's bytes within ``tolerance``
+    of the mean (``after_total`` bytes over ``brokers``): the larger of what the brokers below the band lack
+    (every byte a broker receives is copied) and what the brokers above it, and the brokers left out, hold
+    beyond it (every byte that leaves a broker is copied elsewhere, unless the plan drops replicas: ``drops``,
+    a replication factor lowered, and then this side does not count)."""
+    if not brokers:
+        return 0
+    mean = after_total / len(brokers)
+    low, high = mean * (1 - tolerance), mean * (1 + tolerance)
+    chosen = set(brokers)
+    missing = sum(max(0.0, low - before.get(b, 0)) for b in brokers)
+    if drops:
+        return int(missing)
+    surplus = sum(max(0.0, before.get(b, 0) - high) for b in brokers)
+    surplus += sum(held for b, held in before.items() if b not in chosen)
+    return int(max(missing, surplus))

@@ -28,11 +28,12 @@ from itertools import chain, groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from kreassign.planning.bounds import minimum_movement
+from kreassign.planning.bounds import band_lower_bound, minimum_movement
 from kreassign.planning.context import Row
 
 if TYPE_CHECKING:
     from kreassign.planning.budget import BudgetUse
+    from kreassign.planning.bytebalance import ByteBand
 
 
 SCORED = ("replicas", "leaders", "bytes", "topic_replica_spread", "topic_leader_spread")
@@ -88,6 +89,8 @@ class PlanQuality:
     score_before: float
     score_after: float
     budget: BudgetUse | None = None  # what --move-budget bought (None without the option)
+    byte_band: ByteBand | None = None  # what --bytes-tolerance did (None when the stage did not run)
+    bytes_lower_bound: int = 0  # minimum_bytes, or the band's bound when larger (bounds.band_lower_bound)
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)
@@ -186,11 +189,12 @@ def measure_plan(
     minimum: tuple[int, int] | None = None,
     budget: BudgetUse | None = None,
     current_load: Mapping[int, int] | None = None,
+    byte_band: ByteBand | None = None,
 ) -> PlanQuality:
     """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
     replicas after (leader first), ``brokers`` the chosen ones; ``minimum``: :func:`minimum_movement` of the
     same input, and ``current_load`` the replicas per broker of ``rows``, when the caller has them already;
-    ``budget`` what ``--move-budget`` bought."""
+    ``budget`` what ``--move-budget`` bought, ``byte_band`` what the bytes stage did."""
     chosen = sorted(set(brokers))
     # Column by column, so that most of the work runs in C: the rows grouped by topic (sorted unless each
     # topic's rows are together already, as the callers give them), their replicas before and after, sizes.
@@ -262,6 +266,8 @@ def measure_plan(
         capacities=capacities,
         other_bytes=other_bytes,
         budget=budget,
+        byte_band=byte_band,
+        drops=replication_factor is not None and any(len(set(r[2])) > replication_factor for r in rows),
     )
 
 
@@ -288,10 +294,14 @@ def quality_of(
     capacities: Mapping[int, int | None] | None = None,
     other_bytes: Mapping[int, int] | None = None,
     budget: BudgetUse | None = None,
+    byte_band: ByteBand | None = None,
+    drops: bool = False,
 ) -> PlanQuality:
     """The report from aggregates (what :func:`measure_plan` counts from the rows, and the Spark engine with
     jobs): ``per_broker`` replicas, leaders and bytes (brokers holding none may be left out) before and
-    after, ``topic_dimensions`` from :func:`topic_dimension`."""
+    after, ``topic_dimensions`` from :func:`topic_dimension`; with ``byte_band``, the lower bound of the
+    bytes copied is the band's when larger (:func:`kreassign.planning.bounds.band_lower_bound`; ``drops``: the
+    plan may drop replicas)."""
     chosen = sorted(set(brokers))
     replicas0, replicas1 = per_broker["replicas"]
     leaders0, leaders1 = per_broker["leaders"]
@@ -331,4 +341,11 @@ def quality_of(
         score_before=sum(d.before.score for d in scored) / len(scored),
         score_after=sum(d.after.score for d in scored) / len(scored),
         budget=budget,
+        byte_band=byte_band,
+        bytes_lower_bound=max(
+            minimum[1],
+            band_lower_bound(bytes0, sum(bytes1.get(b, 0) for b in chosen), chosen, byte_band.tolerance, drops)
+            if byte_band is not None
+            else 0,
+        ),
     )

@@ -235,7 +235,7 @@ def test_cli_leaders_plan(snapshot_file, topics_file, monkeypatch):
     # broker 3 can lead only 'orders': three of its six, so 'orders' cannot be 2/2/2 with the brokers at 3/3/3
     assert Counter(plan[("orders", p)][0] for p in range(6))[3] == 3
     assert err.startswith(
-        "Leadership plan (engine local): 0 replica(s) moved (minimum 0), 0 B of 61.6 KiB copied (minimum 0 B), "
+        "Leadership plan (engine local): 0 replica(s) moved (minimum 0), 0 B of 61.6 KiB copied (lower bound 0 B), "
     )
     assert "leaders / broker" in err and "0..9 (std 4.2) -> 3..3 (std 0.0)" in err
     assert cli([*argv, "--strategy=leaders"], monkeypatch) == (code, out, err)

@@ -157,6 +157,7 @@ def _generate_balanced(inv: Invocation, balanced, text: str):
         out=inv.text_out,
         max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
         move_budget=balanced.parse_move_budget(args.value("move-budget")),
+        bytes_tolerance=balanced.parse_bytes_tolerance(args.value("bytes-tolerance")),
         texts=inv.json_mode,
     )
 

@@ -1,0 +1,278 @@
+"""Bytes per broker within a band around the mean, at the fewest bytes copied (``--bytes-tolerance``, 5 % by
+default). Standard library only.
+
+The balanced pipeline (:mod:`kreassign.planning.balanced`) moves the fewest replicas and spends its free
+choices on each topic's balance, then on bytes; the bytes per broker it leaves can be far from even (on 100,000
+partitions of log-normal sizes, 0.69 to 1.97 of the mean). This stage runs after it and after the disk stage
+(:mod:`kreassign.planning.capacity`), on the driver, on the finished plan of either engine (so the plans stay
+byte-identical across engines), and before ``--move-budget``. It changes the plan in place, one move at a time
+(:class:`kreassign.planning.planstate.PlanState`: a replica from a heavier to a lighter broker, alone when the
+replica counts allow it, else swapped with a smaller one), and every move keeps every rule of the plan: the rack
+rule, replicas and leaders per broker within floor..ceil of the mean, each topic's replicas and leaders on the
+two brokers no further apart (no topic's spread grows), the two brokers' bytes closer, the disk bound.
+
+**The goal**: every chosen broker's bytes within ``mean * (1 - tolerance)`` .. ``mean * (1 + tolerance)``.
+The *violation* of a plan is the sum over brokers of how far each is outside that band; a move is taken only
+when it lowers the violation. **The cost** is the bytes copied: a replica moved to a broker that does not hold
+it now costs its size, one moved on from a broker the plan moves it to costs nothing, one moved back to a
+broker that holds it now gives its size back. Among the moves of a step, the one with the best violation
+removed minus half its cost wins (a move that removes as much violation as it copies is still worth taking
+when no cheaper one is left: a broker above the band whose partner is inside it), the cheaper on a tie.
+
+**A step** takes the broker furthest outside the band, and tries it against the :data:`PARTNERS_TRIED`
+brokers furthest on the other side of the mean: for the transfer that brings both into the band with the fewest
+bytes, the replicas of the heavier one nearest in size (those the plan moves there first: moving them on is
+free), each against the lighter one's replicas in the size window that keeps the pair's order (those the plan
+moved from the heavier one first: moving them back pays, then those the plan moves there, then any). A broker
+no move helps is passed over for the next one. Bounded: :data:`WORK_LIMIT` candidates in all.
+
+A broker can stay outside the band: one replica larger than the band (a partition of 30 % of the mean), or no
+move within the rules. :class:`ByteBand` names those brokers and why, for the plan report.
+
+Deterministic: brokers by bytes then id, replicas by size then number; nothing depends on the order of ``rows``
+or ``plan``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kreassign.planning.context import BalanceContext, Row
+from kreassign.planning.planstate import MoveBudget, PlanState
+
+DEFAULT_TOLERANCE = 0.05
+"""``--bytes-tolerance``'s default: 5 % of the mean bytes per broker either way."""
+LARGE_SHARE = 0.05
+"""A replica larger than this share of the mean bytes per broker may keep its broker outside the band."""
+PARTNERS_TRIED = 3
+"""Brokers on the other side of the mean one step tries, furthest first."""
+SIZES_TRIED = 6
+"""Replicas of the giving broker one pair tries per pool, nearest to the wanted size first."""
+PARTNERS_PER_SIZE = 2
+"""Replicas of the receiving broker tried per replica leaving, per pool, nearest to the wanted size first."""
+WORK_LIMIT = 3_000_000
+"""Candidates the stage looks at, all its steps together."""
+
+
+@dataclass(frozen=True)
+class OutsideBand:
+    """A broker the plan leaves outside the band: its bytes, its largest replica, and why it stays there:
+    ``"large replica"`` (it holds a replica larger than :data:`LARGE_SHARE` of the mean) or ``"no move"`` (no
+    move within the rules brings it closer)."""
+
+    broker: int
+    bytes: int
+    largest: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ByteBand:
+    """What the stage did: the band (``low``..``high`` bytes, ``tolerance`` of ``mean``), the replicas it moved
+    (a swap moves two), the bytes it copied beyond the plan it received (below 0 when it moved more back than
+    away), and the brokers it left outside the band."""
+
+    tolerance: float
+    mean: float
+    low: int
+    high: int
+    replica_moves: int
+    extra_bytes: int
+    outside: tuple[OutsideBand, ...]
+
+
+def band_of(total: int, brokers: int, tolerance: float) -> tuple[float, int, int]:
+    """(mean, low, high) of the band for ``total`` bytes over ``brokers``."""
+    mean = total / brokers if brokers else 0.0
+    return mean, int(mean * (1 - tolerance)), int(mean * (1 + tolerance)) + 1
+
+
+def unchanged_band(held: Mapping[int, int], brokers: Sequence[int], tolerance: float) -> ByteBand:
+    """The stage's report for a plan it leaves as it is: every broker of ``brokers`` inside the band of
+    ``held`` (their bytes after the plan)."""
+    mean, low, high = band_of(sum(held.get(b, 0) for b in brokers), len(brokers), tolerance)
+    return ByteBand(tolerance, mean, low, high, 0, 0, ())
+
+
+def balance_bytes(
+    rows: Sequence[Row],
+    plan: dict[tuple[str, int], list[int]],
+    ctx: BalanceContext,
+    tolerance: float = DEFAULT_TOLERANCE,
+    capacities: Mapping[int, int | None] | None = None,
+    other_bytes: Mapping[int, int] | None = None,
+    limit: float = 0.8,
+) -> ByteBand:
+    """Brings ``plan`` (changed in place) within the band; ``rows``: the partitions as they are now (topic,
+    partition, current replicas, size); ``capacities``, ``other_bytes`` and ``limit`` as for
+    :func:`kreassign.planning.capacity.fit_disk_capacity`."""
+    state = PlanState(rows, plan, ctx, MoveBudget(sys.maxsize, "bytes"), capacities or {}, other_bytes or {}, limit)
+    mean, low, high = band_of(sum(state.bytes.values()), len(ctx.brokers), tolerance)
+    if any(state.size):
+        _Search(state, low, high, mean).run()
+    for pid in sorted(state.changed):
+        topic, partition, _, _ = state.rows[pid]
+        plan[(topic, partition)] = list(state.reps[pid])
+    outside = []
+    for b in ctx.brokers:
+        held = state.bytes[b]
+        if low <= held <= high:
+            continue
+        largest = max((state.size[p] for p in state.on[b]), default=0)
+        reason = "large replica" if largest > LARGE_SHARE * mean else "no move"
+        outside.append(OutsideBand(b, held, largest, reason))
+    return ByteBand(tolerance, mean, low, high, state.replica_moves, state.extra_bytes, tuple(outside))
+
+
+class _Search:
+    def __init__(self, state: PlanState, low: int, high: int, mean: float) -> None:
+        # The search aims at a band narrower by a twentieth of its width each side, so that a broker it brings
+        # to the edge of that band is still inside the real one after a later move nudges it.
+        self.margin = (high - low) // 40
+        self.state, self.low, self.high, self.mean = state, low + self.margin, high - self.margin, mean
+        self.work = 0
+
+    def off(self, held: int) -> int:
+        """How far ``held`` bytes are outside the band."""
+        return held - self.high if held > self.high else (self.low - held if held < self.low else 0)
+
+    def run(self) -> None:
+        state, mean = self.state, self.mean
+        stuck: set[int] = set()
+        moved_since = False  # a move since the last time every broker outside the band was stuck
+        while self.work < WORK_LIMIT:
+            by_bytes = state.by_bytes
+            heavy = next((item for item in reversed(by_bytes) if item[1] not in stuck), None)
+            light = next((item for item in by_bytes if item[1] not in stuck), None)
+            over = self.off(heavy[0]) if heavy is not None and heavy[0] > self.high else 0
+            under = self.off(light[0]) if light is not None and light[0] < self.low else 0
+            if not over and not under:
+                if not stuck or not moved_since:
+                    return
+                stuck.clear()  # moves since they were stuck may have opened one: another try each
+                moved_since = False
+                continue
+            if over >= under:
+                target = heavy[1]  # type: ignore[index]
+                partners = [b for held, b in by_bytes[:PARTNERS_TRIED] if held < mean]
+                pairs = [(target, b) for b in partners]
+            else:
+                target = light[1]  # type: ignore[index]
+                partners = [b for held, b in reversed(by_bytes[-PARTNERS_TRIED:]) if held > mean]
+                pairs = [(a, target) for a in partners]
+            best = None
+            for a, b in pairs:
+                found = self.pair(a, b)
+                if found is not None and (best is None or found[0] > best[0]):
+                    best = found
+                    if found[5]:
+                        break  # all of the pair's violation removed, copying at most the bytes it transfers
+            if best is None:
+                stuck.add(target)
+                continue
+            _, a, b, xs, ys, _ = best
+            state.apply(a, b, xs, ys)
+            moved_since = True
+
+    def pair(self, a: int, b: int):
+        """The best move from the heavier ``a`` to the lighter ``b``: (rank, a, b, xs, ys, whole), or None;
+        ``whole``: it ends both inside the band and copies no more than it transfers (no partner does better)."""
+        state = self.state
+        held_a, held_b = state.bytes[a], state.bytes[b]
+        gap = held_a - held_b
+        if gap <= 1:
+            return None
+        before = self.off(held_a) + self.off(held_b)
+        t_low = max(held_a - self.high, self.low - held_b, 1)  # the least that ends both inside
+        t_high = min(held_a - self.low, self.high - held_b)  # the most
+        want = t_low if t_low <= t_high else gap // 2
+        least = max(held_a - self.high - self.margin, self.low - self.margin - held_b, 1)  # at the band's very edge
+        single = state.count[a] > state.floor and state.count[b] < state.ceil
+        size = state.size
+        undo = sorted((size[y], y) for y in state.undo.get(a, {}).get(b, ()))
+        y_pools = (undo, state.sized(b, fresh=True), state.sized(b))
+        off = self.off
+        seen: set[int] = set()
+        tried: set[tuple[int, tuple[int, ...]]] = set()
+        best = None
+        for fresh in (True, False):  # those the plan moves to a first: moving them on copies nothing more
+            ranked: list[tuple[tuple[int, int, int, int], int, tuple[int, ...], bool]] = []
+            for size_x, x in _candidates(state.sized(a, fresh=fresh), want, least):
+                self.work += 1
+                if x in seen:
+                    continue
+                seen.add(x)
+                price_x = state.price(x, a, b)
+                options: list[tuple[int, int]] = []  # (partition, size) of the partner; -1: none
+                if single and size_x < gap:
+                    options.append((-1, 0))
+                low_y, high_y = size_x - gap + 1, size_x - 1
+                for pool in y_pools:
+                    options += (
+                        (y, size_y) for size_y, y in _nearest(pool, size_x - want, PARTNERS_PER_SIZE, low_y, high_y)
+                    )
+                for y, size_y in options:
+                    moved = size_x - size_y
+                    removed = before - off(held_a - moved) - off(held_b + moved)
+                    price = price_x + (state.price(y, b, a) if y >= 0 else 0)
+                    if removed > 0 and 2 * removed > price:  # else it copies more than twice what it brings in
+                        whole = removed == before and price <= moved
+                        ranked.append(((2 * removed - price, -price, -x, -y), x, (y,) if y >= 0 else (), whole))
+            # the best first; the first that keeps the rules is this pool's
+            ranked.sort(reverse=True)
+            for rank, x, ys, whole in ranked:
+                if best is not None and rank <= best[0]:
+                    break
+                if (x, ys) in tried:
+                    continue
+                tried.add((x, ys))
+                self.work += 1
+                if (
+                    state.fits(x, a, b)
+                    and (not ys or state.fits(ys[0], b, a))
+                    and state.evaluate(a, b, (x,), ys) is not None
+                ):
+                    best = (rank, a, b, (x,), ys, whole)
+                    break
+            if best is not None and best[5]:
+                return best  # a free move that does the whole job: the copied replicas need not be looked at
+        return best
+
+
+def _candidates(items: list[tuple[int, int]], want: int, least: int):
+    """The replicas of a giving broker one pair tries: the :data:`SIZES_TRIED` nearest to ``want``, a few nearest
+    to ``least`` (when copying ``want`` costs too much, the least that helps may not), then a few nearest to
+    each of 8, 64, 512 ... times ``want`` (a small transfer may need a larger replica with a partner just smaller
+    than it)."""
+    yield from _nearest(items, want, SIZES_TRIED, low=1)
+    if least < want:
+        yield from _nearest(items, least, SIZES_TRIED // 2, low=least)
+    if not items:
+        return
+    aim = want * 8
+    while aim <= items[-1][0]:
+        yield from _nearest(items, aim, SIZES_TRIED // 4, low=1)
+        aim *= 8
+
+
+def _nearest(items: list[tuple[int, int]], want: float, count: int, low: int = 0, high: int | None = None):
+    """Up to ``count`` of ``items`` ((size, partition), sorted) sized within low..high, nearest to ``want``
+    first (the smaller on a tie)."""
+    lo = bisect.bisect_left(items, (low, -1))
+    hi = len(items) if high is None else bisect.bisect_right(items, (high, sys.maxsize))
+    if lo >= hi:
+        return []
+    mid = bisect.bisect_left(items, (want, -1), lo, hi)
+    left, right = mid - 1, mid
+    found = []
+    while len(found) < count and (left >= lo or right < hi):
+        if left >= lo and (right >= hi or want - items[left][0] <= items[right][0] - want):
+            found.append(items[left])
+            left -= 1
+        else:
+            found.append(items[right])
+            right += 1
+    return found
