@@ -89,7 +89,7 @@ def spend_move_budget(
     """Spends ``budget`` on ``plan`` (changed in place). ``rows``: the partitions as they are now (topic,
     partition, current replicas, size); ``capacities``, ``other_bytes`` and ``limit`` as for
     :func:`kreassign.planning.capacity.fit_disk_capacity`."""
-    state = _State(rows, plan, ctx, budget, capacities or {}, other_bytes or {}, limit)
+    state = TopicState(rows, plan, ctx, budget, capacities or {}, other_bytes or {}, limit)
     state.improve_topic_replicas()
     state.improve_topic_leaders()
     state.improve_bytes()
@@ -106,7 +106,7 @@ def spend_move_budget(
     )
 
 
-class _State(PlanState):
+class TopicState(PlanState):
     """The plan's indexes (:class:`kreassign.planning.planstate.PlanState`) and the three levels of the budget."""
 
     def __init__(self, *args) -> None:

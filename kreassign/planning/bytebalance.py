@@ -40,6 +40,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kreassign.planning.budget import TopicState
 from kreassign.planning.context import BalanceContext, Row
 from kreassign.planning.planstate import MoveBudget, PlanState
 
@@ -82,6 +83,8 @@ class ByteBand:
     replica_moves: int
     extra_bytes: int
     outside: tuple[OutsideBand, ...]
+    topic_moves: int = 0  # of replica_moves, those of the topic pass (swaps that move no more replicas)
+    leader_moves: int = 0  # leaderships the topic pass changed without moving a replica
 
 
 def band_of(total: int, brokers: int, tolerance: float) -> tuple[float, int, int]:
@@ -109,7 +112,14 @@ def balance_bytes(
     """Brings ``plan`` (changed in place) within the band; ``rows``: the partitions as they are now (topic,
     partition, current replicas, size); ``capacities``, ``other_bytes`` and ``limit`` as for
     :func:`kreassign.planning.capacity.fit_disk_capacity`."""
-    state = PlanState(rows, plan, ctx, MoveBudget(sys.maxsize, "bytes"), capacities or {}, other_bytes or {}, limit)
+    # First each topic's replicas and leaders evened out by swaps that move no more replicas (the budget's
+    # first two levels with a budget of 0: a replica the plan moves from A to B comes back, one of A's own goes
+    # to B instead), then bytes, in the same indexes.
+    state = TopicState(rows, plan, ctx, MoveBudget(0), capacities or {}, other_bytes or {}, limit)
+    state.improve_topic_replicas()
+    state.improve_topic_leaders()
+    topic_moves, leader_moves = state.replica_moves, state.leader_moves
+    state.budget, state.in_bytes, state.spent = MoveBudget(sys.maxsize, "bytes"), True, 0
     mean, low, high = band_of(sum(state.bytes.values()), len(ctx.brokers), tolerance)
     if any(state.size):
         _Search(state, low, high, mean).run()
@@ -124,7 +134,17 @@ def balance_bytes(
         largest = max((state.size[p] for p in state.on[b]), default=0)
         reason = "large replica" if largest > LARGE_SHARE * mean else "no move"
         outside.append(OutsideBand(b, held, largest, reason))
-    return ByteBand(tolerance, mean, low, high, state.replica_moves, state.extra_bytes, tuple(outside))
+    return ByteBand(
+        tolerance,
+        mean,
+        low,
+        high,
+        state.replica_moves,
+        state.extra_bytes,
+        tuple(outside),
+        topic_moves,
+        leader_moves,
+    )
 
 
 class _Search:
