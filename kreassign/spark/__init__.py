@@ -27,7 +27,7 @@ def plan_balanced_spark(
     session: Any = None,
 ) -> dict[tuple[str, int], list[int]]:
     """The balanced plan of ``topics`` in the snapshot file, computed by a PySpark pipeline; equal to
-    ``kreassign.planning.balance.plan_balanced`` on the same input."""
+    ``kreassign.planning.balanced.engine.plan_balanced`` on the same input."""
     try:
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401

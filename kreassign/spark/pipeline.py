@@ -1,4 +1,4 @@
-"""The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balance``, run per
+"""The balanced ``--generate`` as a PySpark pipeline: the stages of ``kreassign.planning.balanced``, run per
 partition and per broker or topic (``mapInPandas``; a group's rows reach one Python call together,
 :func:`_grouped`) on the executors; row-level work (reading the JSON lines with a schema, the topic filter
 as a broadcast join, the usual case of normalising a partition, the ranks the shed stages sort by,
@@ -8,9 +8,9 @@ per-topic aggregates, the few rows left over by a stage (vacancies a topic could
 without a leader), and at the end the plan, streamed in (topic, partition) order.
 
 Every stage calls the same pure function as the local engine with the same inputs (each sorts what it
-gets), and the driver takes the same decisions in the same order as :func:`balance.plan_balanced`
-(topic-aware placement, the placement by bytes alone when that one may move fewer replicas, per-topic
-leader quotas), so the plans are byte-identical.
+gets), and the driver takes the same decisions in the same order as
+:func:`kreassign.planning.balanced.engine.plan_balanced` (topic-aware placement, the placement by bytes alone
+when that one may move fewer replicas, per-topic leader quotas), so the plans are byte-identical.
 
 Spark jobs per run: one for the per-broker counts and one for the per-topic counts; per placement (one, or two
 when the topic-aware one moved more than the lower bound), one per replica round for the per-broker counts,
@@ -47,8 +47,20 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kreassign.errors import CommandError
-from kreassign.planning import balance
-from kreassign.planning.balance import SlotPlan
+from kreassign.planning.balanced.chains import move_along_chains, replica_chains
+from kreassign.planning.balanced.engine import REPLICA_ROUNDS, topic_totals
+from kreassign.planning.balanced.fill import SlotPlan, fill_topic, newly_placed
+from kreassign.planning.balanced.leaders import (
+    LEADER_ROUNDS,
+    assign_leaders,
+    assign_topic_leaders,
+    incumbent_leader,
+    leader_quotas,
+)
+from kreassign.planning.balanced.normalize import normalize_partition
+from kreassign.planning.balanced.repair import repair_leftovers
+from kreassign.planning.balanced.shed import needy_groups, shed_aim, shed_from_broker
+from kreassign.planning.balanced.targets import counts_targets, within_tolerance
 from kreassign.planning.bounds import excess_over_targets
 from kreassign.planning.context import BalanceContext
 
@@ -397,12 +409,12 @@ def _topic_counts(state: DataFrame) -> tuple[dict[str, int], dict[str, int]]:
         .agg(F.sum(F.size("kept") + F.col("vacancies")).alias("replicas"), F.count(F.lit(1)).alias("partitions"))
         .collect()
     )
-    replicas = balance.topic_totals((r.topic, int(r.replicas)) for r in rows)
+    replicas = topic_totals((r.topic, int(r.replicas)) for r in rows)
     return replicas, {r.topic: int(r.partitions) for r in rows}
 
 
 def _replicas_added(state: DataFrame) -> int:
-    """:func:`kreassign.planning.balance.replicas_added`: replicas in ``kept`` that ``current`` lacks."""
+    """:func:`kreassign.planning.balanced.engine.replicas_added`: replicas in ``kept`` that ``current`` lacks."""
     return int(state.select(F.sum(F.size(F.array_except("kept", "current")))).first()[0] or 0)
 
 
@@ -506,7 +518,7 @@ def run_pipeline(
 def _plan(
     spark: SparkSession, path: str, topics: Sequence[str], ctx: BalanceContext
 ) -> dict[tuple[str, int], list[int]]:
-    """:func:`kreassign.planning.balance.plan_balanced`, step for step (the plan collected to the driver:
+    """:func:`kreassign.planning.balanced.engine.plan_balanced`, step for step (the plan collected to the driver:
     for tests and the driver-side stages that need every partition)."""
     cached: list[DataFrame] = []
     wanted = _table(spark, [(t,) for t in sorted(set(topics))], "topic string")
@@ -549,7 +561,7 @@ def _plan_frame(
     moved = _replicas_added(placed)
     if minimum_moves is None:
         minimum_moves = _minimum(state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
-    if moved > minimum_moves:  # then the placement by bytes alone may move fewer (balance.plan_balanced)
+    if moved > minimum_moves:  # then the placement by bytes alone may move fewer (engine.plan_balanced)
         plain = _place(state, ctx, None, stats, spark, tick, cached, codes)
         if _replicas_added(plain) < moved:
             placed = plain
@@ -567,24 +579,22 @@ def _place(
     cached: list[DataFrame],
     codes: _TopicCodes,
 ) -> DataFrame:
-    """:func:`kreassign.planning.balance.place_replicas`: the replica rounds, then chains if needed.
+    """:func:`kreassign.planning.balanced.engine.place_replicas`: the replica rounds, then chains if needed.
     ``stats``: :func:`_broker_stats` of ``state``; ``topic_totals`` None: shed by bytes only."""
     counts, held_bytes, open_total, total_bytes = stats
     total = sum(counts.values()) + open_total
     fresh = True  # counts describe state
-    for _ in range(balance.REPLICA_ROUNDS):
+    for _ in range(REPLICA_ROUNDS):
         if not fresh:
             counts, held_bytes, open_total, _ = _broker_stats(state)
             tick("count")
         fresh = False
-        targets = balance.counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
+        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
             fresh = True
             break
-        aims = {
-            b: balance.shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers
-        }
+        aims = {b: shed_aim(-deficits[b], held_bytes.get(b, 0), total_bytes, len(ctx.brokers)) for b in ctx.brokers}
         shed = _keep(_shed(state, ctx, deficits, aims, topic_totals, spark, codes), cached)
         topic_vacancies = _topic_vacancies(state, shed)
         tick("shed")
@@ -606,12 +616,12 @@ def _place(
         fixes = {}
         if leftovers:  # rare: only then do the partitions that received a replica this round reach the driver
             received = [
-                (r.topic, int(r.partition), _ints(r.kept), balance.newly_placed(_ints(r.before), _ints(r.kept)))
+                (r.topic, int(r.partition), _ints(r.kept), newly_placed(_ints(r.before), _ints(r.kept)))
                 for r in filled.where("changed").select("topic", "partition", "kept", "before").toLocalIterator()
             ]
             received = [r for r in received if r[3]]
             now, _, _, _ = _broker_stats(patched)
-            fixes = balance.repair_leftovers(ctx, leftovers, now, targets, received)
+            fixes = repair_leftovers(ctx, leftovers, now, targets, received)
             tick("repair")
         if not fixes and not summary.changed:  # nothing moved: state and its counts stay as they are
             fresh = True
@@ -624,24 +634,24 @@ def _place(
         )
     if not fresh:
         counts, _, _, _ = _broker_stats(state)
-    if not balance.within_tolerance(ctx, counts, total):
+    if not within_tolerance(ctx, counts, total):
         final = {
             (r.topic, int(r.partition)): _ints(r.kept)
             for r in state.select("topic", "partition", "kept").toLocalIterator()
         }
-        state = _keep(_replace(state, balance.replica_chains(ctx, final), "kept", spark), cached)
+        state = _keep(_replace(state, replica_chains(ctx, final), "kept", spark), cached)
         tick("replica chains")
     return state
 
 
 def _normalize(parts: DataFrame, ctx: BalanceContext) -> DataFrame:
-    """:func:`kreassign.planning.balance.normalize_partition` of each partition: its usual case (the
+    """:func:`kreassign.planning.balanced.normalize.normalize_partition` of each partition: its usual case (the
     replication factor stays, every replica on a chosen broker of a rack of its own: all stay) in the JVM,
     the others in Python. ``parts`` is read twice: it should be a checkpoint."""
 
     def normalize(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
-            results = [balance.normalize_partition(ctx, _ints(r)) for r in pdf["current"]]
+            results = [normalize_partition(ctx, _ints(r)) for r in pdf["current"]]
             pdf = pdf.assign(
                 kept=[list(k) for k, _ in results],
                 vacancies=[v for _, v in results],
@@ -720,7 +730,7 @@ def _shed(
         state.select("topic", "partition", "size", "kept", F.explode("kept").alias("broker"))
         .join(F.broadcast(over), "broker")
         .join(codes.frame, "topic")
-        .select("broker", "code", "partition", "size", _shed_rank(ctx, balance.needy_groups(ctx, deficits)))
+        .select("broker", "code", "partition", "size", _shed_rank(ctx, needy_groups(ctx, deficits)))
     )
     brokers = len(ctx.brokers)
     names = codes.names
@@ -729,7 +739,7 @@ def _shed(
     def shed(group: dict[str, list]) -> dict[str, list]:
         broker = group["broker"][0]
         candidates = list(zip(*(group[c] for c in ("code", "partition", "size", "rank")), strict=True))
-        chosen = balance.shed_from_broker(-deficits[broker], aims[broker], candidates, totals, brokers)
+        chosen = shed_from_broker(-deficits[broker], aims[broker], candidates, totals, brokers)
         return {
             "topic": [names[t] for t, _ in chosen],
             "partition": [p for _, p in chosen],
@@ -755,7 +765,7 @@ class _TopicCodes:
 
 
 def _shed_rank(ctx: BalanceContext, needy: Sequence[tuple[str, int]]) -> Any:
-    """:func:`kreassign.planning.balance.shed_rank` of the replica on ``broker`` of each partition's ``kept``,
+    """:func:`kreassign.planning.balanced.shed.shed_rank` of the replica on ``broker`` of each partition's ``kept``,
     as a column ``rank``: 0 when the partition has no more replicas than racks hold a needy broker, or when
     one of those racks holds none of its other replicas; else 1."""
     codes = _group_codes(ctx)
@@ -783,7 +793,7 @@ def _fill(
     vacancies: Mapping[str, int],
 ) -> DataFrame:
     """Per topic: the shed replicas leave, the topic's window of slots fills the vacancies. Only the
-    partitions with vacancies or a replica shed reach Python (what :func:`balance.fill_topic` changes: it
+    partitions with vacancies or a replica shed reach Python (what :func:`kreassign.planning.balanced.fill.fill_topic` changes: it
     leaves the others as they are, and never looks at them); one row each: its replicas after (``kept``) and
     ``before``, the vacancies still open, the brokers shed from it, and whether it ``changed``. ``shed_rows``:
     at most as many rows as ``shed`` has (see :func:`_small`)."""
@@ -800,7 +810,7 @@ def _fill(
             for b in out
         ]
         window = slots.window(topic, vacancies.get(topic, 0))
-        results = balance.fill_topic(ctx, partitions, gone, window)
+        results = fill_topic(ctx, partitions, gone, window)
         kept_before = {p: k for p, k, _ in partitions}
         return {
             "topic": [topic] * len(results),
@@ -842,22 +852,22 @@ def _leaders(
     cached: list[DataFrame],
     codes: _TopicCodes,
 ) -> DataFrame:
-    """The leader stage of :func:`kreassign.planning.balance.plan_balanced`: the topics with a quota
-    (:func:`kreassign.planning.balance.leader_quotas`) one group each, then rounds for the other
+    """The leader stage of :func:`kreassign.planning.balanced.engine.plan_balanced`: the topics with a quota
+    (:func:`kreassign.planning.balanced.leaders.leader_quotas`) one group each, then rounds for the other
     partitions, then chains on the driver if needed. ``per_topic``: partitions per topic."""
     partitions = sum(per_topic.values())
     brokers = len(ctx.brokers)
-    quotas = balance.leader_quotas(ctx, per_topic)
+    quotas = leader_quotas(ctx, per_topic)
     rows = state.select("topic", "partition", "kept", "current")
 
     def topic_leaders(group: dict[str, list]) -> dict[str, list]:
         """Per topic with a quota (one group each): its leaders."""
         topic = group["topic"][0]
         parts = [
-            (p, _ints(k), balance.incumbent_leader(_ints(c), _ints(k)))
+            (p, _ints(k), incumbent_leader(_ints(c), _ints(k)))
             for p, k, c in zip(group["partition"], group["kept"], group["current"], strict=True)
         ]
-        chosen = dict(balance.assign_topic_leaders(ctx, quotas[topic], parts))
+        chosen = dict(assign_topic_leaders(ctx, quotas[topic], parts))
         return {
             "topic": group["topic"],
             "partition": group["partition"],
@@ -880,8 +890,8 @@ def _leaders(
     )
     led, orphans_left = _leader_counts(lead.unionByName(fixed))  # the leaders of quota topics never change
     tick("leader counts")
-    for _ in range(balance.LEADER_ROUNDS if len(quotas) < len(per_topic) else 0):
-        targets = balance.counts_targets(ctx.brokers, led, partitions)
+    for _ in range(LEADER_ROUNDS if len(quotas) < len(per_topic) else 0):
+        targets = counts_targets(ctx.brokers, led, partitions)
         if not orphans_left and all(led[b] <= targets[b] for b in ctx.brokers):
             break
         over = _table(spark, [(b,) for b in ctx.brokers if led[b] > targets[b]], "leader long")
@@ -914,17 +924,17 @@ def _leaders(
                     gone[int(o.was)] += 1
             topic_led.update({(r.topic, int(x.leader)): int(x.n) for x in r.l or ()})
         led = led - gone
-        fixes = balance.assign_leaders(ctx, orphans, led, targets, topic_led)
+        fixes = assign_leaders(ctx, orphans, led, targets, topic_led)
         led.update(fixes.values())
         orphans_left = len(orphans) - len(fixes)
         lead = _keep(_replace(lead.drop("was"), fixes, "leader", spark), cached)
         tick("leader round")
     rows_out = lead.select("topic", "partition", "kept", "leader").unionByName(fixed)
-    if not balance.within_tolerance(ctx, led, partitions):  # chains on the driver
+    if not within_tolerance(ctx, led, partitions):  # chains on the driver
         rows_out = _replace(rows_out, _leader_chains(ctx, rows_out, cached), "leader", spark)
         tick("leader chains")
     leader = F.col("leader")
-    return _keep(  # balance.order_replicas: the leader first, then the other replicas
+    return _keep(  # leaders.order_replicas: the leader first, then the other replicas
         rows_out.select(
             "topic", "partition", F.concat(F.array(leader), F.filter("kept", lambda b: b != leader)).alias("replicas")
         ),
@@ -951,7 +961,7 @@ def _orphans(lead: DataFrame) -> DataFrame:
 
 
 def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]) -> dict[tuple[str, int], int]:
-    """:func:`kreassign.planning.balance.leader_chains` on (topic, partition, kept, leader) rows, with the
+    """:func:`kreassign.planning.balanced.leaders.leader_chains` on (topic, partition, kept, leader) rows, with the
     partitions held in arrays on the driver (tens of bytes each, not a dict of tuples): streamed in
     (topic, partition) order, the order that function takes them in, one row per topic (its partitions,
     leaders, replicas as plain lists: no Row object per partition). Returns the leaders that change."""
@@ -995,7 +1005,7 @@ def _leader_chains(ctx: BalanceContext, rows: DataFrame, cached: list[DataFrame]
         leader[i] = changed[i] = v
         by_leader.setdefault(v, array("q")).append(i)
 
-    balance.move_along_chains(list(ctx.brokers), load, edges, move)
+    move_along_chains(list(ctx.brokers), load, edges, move)
     return {(names[topic_of[i]], partition_of[i]): v for i, v in changed.items()}
 
 
@@ -1014,14 +1024,14 @@ def _leader_shed(
         broker = group["leader"][0]
         topics, partitions, ranks = group["code"], group["partition"], group["rank"]
         candidates = list(zip(topics, partitions, [0] * len(topics), ranks, strict=True))
-        chosen = balance.shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
+        chosen = shed_from_broker(led[broker] - targets[broker], None, candidates, per_topic, brokers)
         return {"topic": [names[t] for t, _ in chosen], "partition": [p for _, p in chosen]}
 
     return shed
 
 
 def _leader_rank(brokers: Iterable[int], led: Mapping[int, int], targets: Mapping[int, int]) -> Any:
-    """:func:`kreassign.planning.balance.leader_rank` of each partition's ``kept``, as a column ``rank``."""
+    """:func:`kreassign.planning.balanced.leaders.leader_rank` of each partition's ``kept``, as a column ``rank``."""
     below = [b for b in brokers if led.get(b, 0) < targets.get(b, 0)]
     return (-F.size(F.filter("kept", lambda b: _member(below, b)))).cast("long").alias("rank")
 

@@ -14,7 +14,7 @@ import pyspark  # noqa: F401
 import pytest
 
 from kreassign.cli.app import run
-from kreassign.planning.balance import plan_balanced
+from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.context import make_context
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from kreassign.spark import plan_balanced_spark
