@@ -18,7 +18,7 @@ from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json, parse_generate_assignment_args
 from kreassign.humanize import parse_size
 from kreassign.model import TopicColumns
-from kreassign.planning.balance import plan_balanced
+from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.bounds import minimum_movement
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, balance_bytes, band_of, unchanged_band

@@ -1,6 +1,6 @@
 """Disk capacity as a hard rule of the balanced plan (``--max-disk-usage``). Standard library only.
 
-The balanced pipeline (:mod:`kreassign.planning.balance`) balances replica counts and, best effort, bytes; it
+The balanced pipeline (:mod:`kreassign.planning.balanced`) balances replica counts and, best effort, bytes; it
 does not know disk sizes. This stage runs after it, on the driver, with the plan either engine produced, so
 both engines give the same result: no broker of known capacity may end above ``limit`` of its disk unless it
 was above that before and does not grow (the plan never makes a full disk worse).

@@ -1,7 +1,8 @@
 """The Spark engine of ``--generate --strategy balanced`` (optional extra: ``pip install 'kreassign[spark]'``).
 
-Nothing here imports pyspark at module level: ``kreassign.spark.pipeline`` does, and only when
-:func:`plan_balanced_spark` or :func:`snapshot_planner` runs.
+Nothing here imports pyspark at module level: the modules of the engine (``kreassign.spark.pipeline`` and
+the stages it runs) do, and are imported only when :func:`plan_balanced_spark` or :func:`snapshot_planner`
+runs.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def plan_balanced_spark(
     session: Any = None,
 ) -> dict[tuple[str, int], list[int]]:
     """The balanced plan of ``topics`` in the snapshot file, computed by a PySpark pipeline; equal to
-    ``kreassign.planning.balance.plan_balanced`` on the same input."""
+    ``kreassign.planning.balanced.engine.plan_balanced`` on the same input."""
     try:
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
@@ -50,7 +51,7 @@ def plan_balanced_spark(
 def snapshot_planner(
     snapshot_path: str, topics: Sequence[str], *, master: str | None = None, conf: Mapping[str, str] | None = None
 ) -> Iterator[Any]:
-    """A ``kreassign.spark.pipeline.SnapshotPlanner`` on a session of its own; a Spark failure inside the
+    """A ``kreassign.spark.planner.SnapshotPlanner`` on a session of its own; a Spark failure inside the
     block is one ``CommandError`` line (a kreassign error passes as it is)."""
     try:
         import pandas  # noqa: F401
@@ -58,7 +59,8 @@ def snapshot_planner(
         import pyspark  # noqa: F401
     except ImportError as exc:
         raise CommandError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
-    from kreassign.spark.pipeline import SnapshotPlanner, spark_session
+    from kreassign.spark.planner import SnapshotPlanner
+    from kreassign.spark.session import spark_session
 
     check_master(master)
     try:

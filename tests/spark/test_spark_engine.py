@@ -14,7 +14,7 @@ import pyspark  # noqa: F401
 import pytest
 
 from kreassign.cli.app import run
-from kreassign.planning.balance import plan_balanced
+from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.context import make_context
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from kreassign.spark import plan_balanced_spark
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def spark():
-    from kreassign.spark.pipeline import spark_session
+    from kreassign.spark.session import spark_session
 
     with spark_session("local[2]", {}) as session:
         yield session
@@ -124,7 +124,8 @@ def test_grouped_gives_each_group_whole_to_one_call(batch):
     """``_grouped`` (applyInPandas without a Python call per Arrow batch): a group that spans the Arrow
     batches a worker streams (3 rows each here) still reaches one call, whole, as plain lists, and every
     group once. A session of its own (the CLI tests above stop the module's)."""
-    from kreassign.spark.pipeline import _grouped, spark_session
+    from kreassign.spark.frames import _grouped
+    from kreassign.spark.session import spark_session
 
     sizes = {f"t{g:02d}": size for g, size in enumerate([1, 2, 7, 50, 3, 1, 12, 4])}
     rows = [(topic, n) for topic, size in sizes.items() for n in range(size)]
@@ -147,19 +148,18 @@ def test_broker_lookups_give_groups_and_members(monkeypatch, dense):
     more than DENSE_BROKER_RANGE; a broker not chosen (or null) has no group and is no member."""
     from pyspark.sql import functions as F
 
-    from kreassign.spark import pipeline
+    from kreassign.spark import lookups
+    from kreassign.spark.session import spark_session
 
     if not dense:
-        monkeypatch.setattr(pipeline, "DENSE_BROKER_RANGE", 2)
+        monkeypatch.setattr(lookups, "DENSE_BROKER_RANGE", 2)
     ctx = make_context([(3, "b"), (5, "a"), (7, "b"), (9, None)], None)
-    codes = pipeline._group_codes(ctx)
+    codes = lookups._group_codes(ctx)
     probes = [1, 3, 4, 5, 7, 9, 10, None]
-    with pipeline.spark_session("local[1]", {}) as session:
+    with spark_session("local[1]", {}) as session:
         frame = session.createDataFrame([(b,) for b in probes], "b long")
         b = F.col("b")
-        rows = frame.select(
-            "b", pipeline._group_of(ctx, b).alias("g"), pipeline._member([3, 9], b).alias("m")
-        ).collect()
+        rows = frame.select("b", lookups._group_of(ctx, b).alias("g"), lookups._member([3, 9], b).alias("m")).collect()
     got = {r.b: (r.g, r.m) for r in rows}
     assert got == {
         b: (codes[ctx.group(b)] if ctx.chosen(b) else None, b in (3, 9)) if b is not None else (None, False)
@@ -169,24 +169,24 @@ def test_broker_lookups_give_groups_and_members(monkeypatch, dense):
 
 
 def test_an_embedded_session_gets_a_quarter_of_the_memory_and_conf_overrides_it(monkeypatch):
-    from kreassign.spark import pipeline
+    from kreassign.spark import session
 
     pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": (24 << 30) // 4096}
-    monkeypatch.setattr(pipeline.os, "sysconf", pages.__getitem__)
-    assert pipeline._settings("local[2]", {})["spark.driver.memory"] == "6144m"
-    assert pipeline._settings("local[2]", {"spark.driver.memory": "3g"})["spark.driver.memory"] == "3g"
-    assert "spark.driver.memory" not in pipeline._settings("spark://127.0.0.1:7077", {})  # the cluster's own
+    monkeypatch.setattr(session.os, "sysconf", pages.__getitem__)
+    assert session._settings("local[2]", {})["spark.driver.memory"] == "6144m"
+    assert session._settings("local[2]", {"spark.driver.memory": "3g"})["spark.driver.memory"] == "3g"
+    assert "spark.driver.memory" not in session._settings("spark://127.0.0.1:7077", {})  # the cluster's own
     pages["SC_PHYS_PAGES"] = (4 << 30) // 4096  # a small machine: 2 GiB at least
-    assert pipeline._settings("local[*]", {})["spark.driver.memory"] == "2048m"
+    assert session._settings("local[*]", {})["spark.driver.memory"] == "2048m"
 
 
 def test_an_embedded_session_runs_the_parallel_collector_unless_conf_says_otherwise():
-    from kreassign.spark import pipeline
+    from kreassign.spark import session
 
-    assert pipeline._settings("local[2]", {})["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC"
+    assert session._settings("local[2]", {})["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC"
     own = {"spark.driver.extraJavaOptions": "-XX:+UseG1GC"}
-    assert pipeline._settings("local[1]", own)["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC"
-    assert "spark.driver.extraJavaOptions" not in pipeline._settings("spark://127.0.0.1:7077", {})
+    assert session._settings("local[1]", own)["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC"
+    assert "spark.driver.extraJavaOptions" not in session._settings("spark://127.0.0.1:7077", {})
 
 
 @pytest.mark.parametrize("new_capacity", [10 << 40, 60 << 30], ids=["room-everywhere", "new-brokers-small"])

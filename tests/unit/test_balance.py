@@ -1,4 +1,4 @@
-"""The balanced strategy (kreassign.planning.balance): validity, balance, minimal movement, determinism.
+"""The balanced strategy (kreassign.planning.balanced): validity, balance, minimal movement, determinism.
 
 Shapes: brokers added (they hold nothing yet), brokers removed (not in the chosen list), replication
 factor changed, racks (equal-sized, so that a balanced rack-aware plan exists) or none.
@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kreassign.errors import CommandError
-from kreassign.planning.balance import counts_targets, plan_balanced
+from kreassign.planning.balanced.engine import plan_balanced
+from kreassign.planning.balanced.targets import counts_targets
 from kreassign.planning.context import make_context
 from kreassign.planning.placement_model import InvalidReplicationFactorError
 from kreassign.planning.quality import measure_plan

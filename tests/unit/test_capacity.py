@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kreassign.cluster.port import VOLUME_SLACK_BYTES, LogDirUsage, all_cordoned, volume_capacity, volume_labels
-from kreassign.planning.balance import plan_balanced
+from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
 from kreassign.planning.context import make_context
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kreassign.actions.balanced import parse_move_budget
 from kreassign.errors import UsageError
 from kreassign.humanize import parse_size
-from kreassign.planning.balance import plan_balanced
+from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
 from kreassign.planning.context import make_context

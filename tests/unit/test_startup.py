@@ -37,7 +37,7 @@ def _loaded_heavy_modules(body: str) -> list[str]:
         "import kreassign.actions.progress, kreassign.planning.progress, kreassign.cli.render_progress",
         "from kreassign.cli.app import run; run(['--zookeeper', 'h:1', '--list'])",  # refused --zookeeper
         "import kreassign.zookeeper.legacy, kreassign.zookeeper.command",
-        "import kreassign.snapshot, kreassign.planning.balance, kreassign.actions.balanced, kreassign.spark",
+        "import kreassign.snapshot, kreassign.planning.balanced.engine, kreassign.actions.balanced, kreassign.spark",
     ],
     ids=[
         "import-cli",

@@ -1,0 +1,222 @@
+"""The Spark engine on a snapshot file (:class:`SnapshotPlanner`): the file read once, the survey, the lower
+bound, the plan kept in the JVM, the plan report's totals and the streamed plan.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from kreassign.planning.context import BalanceContext
+from kreassign.spark.counts import _kept_and_forced, _minimum, _minimum_of, _stay
+from kreassign.spark.frames import _INTS, _KEEP, _keep, _table, _Timings
+from kreassign.spark.pipeline import _plan_frame
+from kreassign.spark.stream import stream_plan
+from kreassign.spark.totals import broker_totals, plan_totals, topic_spreads
+
+_RAW_SCHEMA = T.StructType(
+    [
+        T.StructField("type", T.StringType()),
+        T.StructField("topic", T.StringType()),
+        T.StructField("partition", T.LongType()),
+        T.StructField("replicas", T.ArrayType(T.LongType())),
+        T.StructField("log_dirs", T.ArrayType(T.StringType())),
+        T.StructField("size_bytes", T.LongType()),
+    ]
+)
+
+
+class SnapshotPlanner:
+    """The balanced ``--generate`` of the ``topics`` of a snapshot file, with the driver's memory bounded by
+    brokers and topics: every step below is one or a few Spark jobs whose results are per broker or per
+    topic, and the two documents come back a slice at a time, in order (:meth:`stream`).
+
+    The wanted rows of the file (topic lines and partitions) are read once and cached."""
+
+    def __init__(self, spark: SparkSession, path: str, topics: Sequence[str]) -> None:
+        self.spark = spark
+        self.path = path
+        self.names = sorted(set(topics))
+        self.cached: list[DataFrame] = []
+        self.tick = _Timings()
+        self.wanted = _table(spark, [(t,) for t in self.names], "topic string")
+        raw = spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(path)
+        rows = (
+            raw.where(F.col("type").isin("topic", "partition"))
+            .join(F.broadcast(self.wanted), "topic")
+            .select(
+                "type",
+                "topic",
+                "partition",
+                F.coalesce("size_bytes", F.lit(0)).alias("size"),
+                F.col("replicas").alias("current"),
+                "log_dirs",
+            )
+        )
+        self.rows = _keep(rows, self.cached)
+        self.parts = self.rows.where(F.col("type") == "partition").drop("type")
+        self.joined: DataFrame | None = None
+        self.per_topic: dict[str, int] = {}
+        self.lower: tuple[tuple[int, ...], int | None, dict[int, int], tuple[int, int, int]] | None = None
+        """What :meth:`survey` counted for :meth:`minimum`: brokers, replication factor, the counts."""
+
+    def close(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+
+    def survey(
+        self, brokers: Sequence[int] | None = None, replication_factor: int | None = None
+    ) -> tuple[set[str], dict[str, int], Counter[int]]:
+        """One job (it reads the file): the wanted topics that have a topic line, the partitions per topic,
+        and the replicas per broker now (rows of type ``broker``, one per replica, counted beside them).
+        With ``brokers``, the same job counts what :meth:`minimum` needs for them and ``replication_factor``
+        (rows of type ``stay``, and sums on the partitions' rows): one job and one query plan fewer."""
+        partition = F.col("type") == "partition"
+        if brokers is not None:
+            counted, missing = _kept_and_forced()
+            frame = self.rows.select("type", "topic", "current", "size", *_stay(brokers, replication_factor))
+            sums = [
+                F.when(partition, missing).alias("forced"),
+                F.when(partition, missing * F.col("size")).alias("forced_bytes"),
+                F.when(partition, F.col("rf")).alias("rf"),
+            ]
+        else:
+            counted, frame, sums = None, self.rows, []
+        line = F.struct(
+            F.col("type").alias("k"), F.col("topic").alias("topic"), F.lit(None).cast("long").alias("b"), *sums
+        )
+
+        def entries(kind: str, brokers: Any) -> Any:
+            nulls = [F.lit(None).cast("long").alias(name) for name in ("forced", "forced_bytes", "rf")]
+            return F.transform(
+                F.coalesce(F.when(partition, brokers), F.array().cast(_INTS)),
+                lambda b: F.struct(
+                    F.lit(kind).alias("k"),
+                    F.lit(None).cast("string").alias("topic"),
+                    b.alias("b"),
+                    *(nulls if sums else []),
+                ),
+            )
+
+        parts = [F.array(line), entries("broker", F.col("current"))]
+        if counted is not None:
+            parts.append(entries("stay", counted))
+        aggregates = [F.count(F.lit(1)).alias("n")]
+        if sums:
+            aggregates += [F.sum(f"e.{name}").alias(name) for name in ("forced", "forced_bytes", "rf")]
+        counts = frame.select(F.explode(F.concat(*parts)).alias("e")).groupBy("e.k", "e.topic", "e.b")
+        known: set[str] = set()
+        per_topic: dict[str, int] = {}
+        load: Counter[int] = Counter()
+        kept: dict[int, int] = {}
+        forced = [0, 0, 0]
+        for r in counts.agg(*aggregates).collect():
+            if r.k == "topic":
+                known.add(r.topic)
+            elif r.k == "partition":
+                per_topic[r.topic] = int(r.n)
+                if sums:
+                    forced = [f + int(v or 0) for f, v in zip(forced, (r.forced, r.forced_bytes, r.rf), strict=True)]
+            elif r.b is None:
+                continue
+            elif r.k == "broker":
+                load[int(r.b)] = int(r.n)
+            else:
+                kept[int(r.b)] = int(r.n)
+        self.per_topic = per_topic
+        if brokers is not None:
+            self.lower = (tuple(brokers), replication_factor, kept, (forced[0], forced[1], forced[2]))
+        self.tick("read, survey")
+        return known, per_topic, load
+
+    def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
+        """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus); none (one with
+        a surplus) when :meth:`survey` counted it for the same brokers and replication factor."""
+        if self.lower is not None and self.lower[:2] == (tuple(brokers), replication_factor):
+            _, _, kept, forced = self.lower
+            rows = self.parts.select(*_stay(brokers, replication_factor), "size")
+            minimum = _minimum_of(rows, brokers, kept, forced, with_bytes=True)
+        else:
+            minimum = _minimum(self.parts, brokers, replication_factor, with_bytes=True)
+        self.tick("minimum")
+        return minimum
+
+    def plan(self, ctx: BalanceContext, minimum_moves: int | None = None) -> None:
+        """The plan, kept in the JVM beside each partition's current replicas, log dirs and size;
+        ``minimum_moves``: the replicas of :meth:`minimum` with the same brokers and replication factor, when
+        the caller has it (it is not computed again)."""
+        parts = self.parts.select("topic", "partition", "size", "current")
+        final, _ = _plan_frame(self.spark, parts, ctx, self.tick, self.cached, minimum_moves)
+        # both sides hashed by topic, joined where they are (one shuffle each, none after the join; see
+        # requireAllClusterKeysForCoPartition), and persisted (a checkpoint would forget how it is hashed): the
+        # per-topic aggregates of the report and of the streamed plan then shuffle none of its rows
+        by_topic = self.parts.repartition("topic")
+        joined = final.repartition("topic").join(by_topic, ["topic", "partition"]).persist(_KEEP)
+        self.cached.append(joined)
+        self.joined = joined
+
+    def collect(self) -> dict[tuple[str, int], list[int]]:
+        """The whole plan on the driver (only for the stages that need every partition)."""
+        assert self.joined is not None
+        return {
+            (r.topic, int(r.partition)): [int(b) for b in r.replicas]
+            for r in self.joined.select("topic", "partition", "replicas").toLocalIterator()
+        }
+
+    def broker_totals(self) -> dict[str, tuple[dict[int, int], dict[int, int]]]:
+        """:func:`kreassign.spark.totals.broker_totals` of the plan."""
+        assert self.joined is not None
+        sides = broker_totals(self.joined)
+        self.tick("plan kept, broker totals")
+        return sides
+
+    def plan_totals(self) -> tuple[int, int, int, int, int]:
+        """:func:`kreassign.spark.totals.plan_totals` of the plan."""
+        assert self.joined is not None
+        totals = plan_totals(self.joined)
+        self.tick("plan totals")
+        return totals
+
+    def topic_spreads(self, brokers: Sequence[int]) -> dict[str, list[tuple[int, int, int, int]]]:
+        """:func:`kreassign.spark.totals.topic_spreads` of the plan."""
+        assert self.joined is not None
+        spreads = topic_spreads(self.joined, brokers, self.per_topic)
+        self.tick("topic spreads")
+        return spreads
+
+    def other_bytes(self, dirs: Sequence[tuple[int, str]]) -> dict[int, int]:
+        """One job (it reads the file again): per broker, the bytes of the replicas of the topics not
+        planned that sit in one of its log dirs ``dirs`` (what DescribeLogDirs reports of a snapshot)."""
+        if not dirs:
+            return {}
+        table = F.broadcast(_table(self.spark, list(dirs), "b long, d string"))
+        raw = self.spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(self.path)
+        others = (
+            raw.where((F.col("type") == "partition") & (F.col("size_bytes") > 0))
+            .join(F.broadcast(self.wanted), "topic", "left_anti")
+            .select("topic", "partition", "size_bytes", F.explode(F.arrays_zip("replicas", "log_dirs")).alias("z"))
+            .select("topic", "partition", "size_bytes", F.col("z.replicas").alias("b"), F.col("z.log_dirs").alias("d"))
+            .join(table, ["b", "d"])
+            .dropDuplicates(["topic", "partition", "b", "d"])
+        )
+        return {int(r.b): int(r[1]) for r in others.groupBy("b").agg(F.sum("size_bytes")).collect()}
+
+    def log_dirs(self) -> list[str]:
+        """One job: the distinct log dirs of the partitions planned."""
+        return [
+            r.d for r in self.parts.select(F.explode("log_dirs").alias("d")).distinct().collect() if r.d is not None
+        ]
+
+    def stream(
+        self, heads: Sequence[tuple[str, str]], quoted: Mapping[str, str], dead: Sequence[int]
+    ) -> Iterator[tuple[str, str]]:
+        """:func:`kreassign.spark.stream.stream_plan` of the plan."""
+        assert self.joined is not None
+        partitions = sum(self.per_topic.values())
+        yield from stream_plan(self.spark, self.joined, partitions, self.cached, heads, quoted, dead)
+        self.tick("plan streamed")

@@ -1,0 +1,115 @@
+"""The plan report's jobs of the Spark engine: per broker and per topic totals of a planned snapshot, before and
+after, from tagged brokers (:func:`_tagged`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from kreassign.spark.frames import _INTS
+from kreassign.spark.lookups import _member
+
+_KINDS = 3
+"""Bits of a tagged broker (:func:`_tagged`) that hold its kind."""
+
+
+def _tagged(kind: int, column: Any) -> Any:
+    """The brokers b of the array ``column`` as numbers b * 8 + ``kind`` (:func:`_untagged` reads them back):
+    several arrays in one explode, grouped on one long (a (kind, broker) struct took twice the time)."""
+    return F.transform(column, lambda b: F.shiftleft(b, _KINDS) + kind)
+
+
+def _untagged(e: int) -> tuple[int, int]:
+    """(kind, broker) of a tagged broker (:func:`_tagged`; a negative id too: the shift is arithmetic)."""
+    return e & ((1 << _KINDS) - 1), e >> _KINDS
+
+
+def _replicas_and_leaders() -> list[Any]:
+    """Tagged brokers of a planned partition: 0 its replicas now, 1 after, 2 its leader now, 3 after."""
+
+    def first(column: str) -> Any:
+        return F.when(F.size(column) > 0, F.array(F.get(column, 0))).otherwise(F.array().cast(_INTS))
+
+    return [
+        _tagged(0, F.col("current")),
+        _tagged(1, F.col("replicas")),
+        _tagged(2, first("current")),
+        _tagged(3, first("replicas")),
+    ]
+
+
+def broker_totals(joined: DataFrame) -> dict[str, tuple[dict[int, int], dict[int, int]]]:
+    """One job, per broker before and after: replicas, leaders, bytes, and ``disk`` (the bytes of the
+    distinct replicas of each partition, what :mod:`kreassign.planning.capacity` counts)."""
+    kinds = ("replicas", "leaders", "bytes", "disk")
+
+    entries = F.concat(
+        *_replicas_and_leaders(), _tagged(4, F.array_distinct("current")), _tagged(5, F.array_distinct("replicas"))
+    )
+    rows = (
+        joined.select(F.explode(entries).alias("e"), "size")
+        .groupBy("e")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("bytes"))
+        .collect()
+    )
+    sides: dict[str, tuple[dict[int, int], dict[int, int]]] = {kind: ({}, {}) for kind in kinds}
+    for r in rows:
+        k, b = _untagged(int(r.e))
+        if k < 4:
+            sides["replicas" if k < 2 else "leaders"][k % 2][b] = int(r.n)
+        if k < 2 and r.bytes:
+            sides["bytes"][k][b] = int(r.bytes)
+        if k >= 4:
+            sides["disk"][k - 4][b] = int(r.bytes or 0)
+    return sides
+
+
+def plan_totals(joined: DataFrame) -> tuple[int, int, int, int, int]:
+    """One job: replicas moved, bytes moved, leaders changed, bytes of all replicas before, partitions."""
+    added = F.size(F.array_except("replicas", "current"))
+    changed = (F.size("current") > 0) & (F.size("replicas") > 0) & (F.get("current", 0) != F.get("replicas", 0))
+    row = joined.agg(
+        F.sum(added),
+        F.sum(added * F.col("size")),
+        F.sum(changed.cast("long")),
+        F.sum(F.col("size") * F.size("current")),
+        F.count(F.lit(1)),
+    ).first()
+    return tuple(int(v or 0) for v in row)  # type: ignore[return-value]
+
+
+def topic_spreads(
+    joined: DataFrame, brokers: Sequence[int], per_topic: Iterable[str]
+) -> dict[str, list[tuple[int, int, int, int]]]:
+    """One job, per topic with partitions: for replicas before, after, leaders before, after, its
+    (spread, misplaced, total) of :func:`kreassign.planning.quality.topic_spread`, from how many
+    chosen brokers hold each count of it."""
+    count = len(brokers)
+
+    entries = F.concat(*_replicas_and_leaders())
+    counts = (
+        joined.select("topic", F.explode(entries).alias("e"))
+        .where(_member(brokers, F.shiftright("e", _KINDS)))
+        .groupBy("topic", "e")
+        .count()
+        .select("topic", F.col("e").bitwiseAND((1 << _KINDS) - 1).alias("k"), "count")
+    )
+    # per topic and kind, how many chosen brokers hold each count (a few rows): all the spread needs
+    histogram: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for r in counts.groupBy("topic", "k", "count").agg(F.count(F.lit(1)).alias("m")).collect():
+        histogram.setdefault((r.topic, int(r.k)), []).append((int(r[2]), int(r.m)))
+    spreads = {t: [(0, 0, 0)] * 4 for t in per_topic}
+    for (topic, k), pairs in histogram.items():
+        total = sum(v * m for v, m in pairs)
+        zeros = count - sum(m for _, m in pairs)
+        floor, extra = divmod(total, count)
+        ceil = floor + (1 if extra else 0)
+        over = sum((v - ceil) * m for v, m in pairs if v > ceil)
+        under = (sum((floor - v) * m for v, m in pairs if v < floor) + floor * zeros) if floor else 0
+        high, low = max(v for v, _ in pairs), min(v for v, _ in pairs)
+        spreads[topic][k] = (high - (0 if zeros else low), max(over, under), total)
+    return spreads  # type: ignore[return-value]
