@@ -1,4 +1,4 @@
-"""--generate --strategy balanced (minimal movement, see ``kreassign.planning.balance``) and
+"""--generate --strategy balanced (minimal movement, see ``kreassign.planning.balanced``) and
 --write-cluster-snapshot. stdout has the Apache layout; the balance summary goes to ``err``."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``--move-budget``: extra moves that buy topic and bytes balance the free choices cannot reach. Standard
 library only.
 
-The balanced pipeline (:mod:`kreassign.planning.balance`) moves the fewest replicas and spends only the free
+The balanced pipeline (:mod:`kreassign.planning.balanced`) moves the fewest replicas and spends only the free
 choices on balance. This stage runs after it and after :mod:`kreassign.planning.capacity`, on the driver, on
 the finished plan of either engine (so plans stay byte-identical across engines). It changes the plan in place,
 one move at a time, greedily, until the budget is spent or no move improves the plan.

@@ -20,7 +20,6 @@ from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
 from kreassign.planning.context import make_context
-from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 from tests.shapes import reference_cluster
 from tests.unit.test_balance import build, shapes
 from tests.unit.test_generate_balanced_cli import cli
@@ -242,31 +241,6 @@ def test_parse_move_budget():
     for bad in ("-3", "1.5", "²", "", "abc", "50 XB", "1e3"):
         with pytest.raises(UsageError, match="Invalid --move-budget"):
             parse_move_budget(bad)
-
-
-@pytest.fixture
-def two_topics(tmp_path):
-    """Brokers 1-4 on racks a/b (1, 3 on a); 'orders' on brokers 1-2 only, 'logs' on 3-4 only: replicas and
-    leaders per broker already even, so the plan without a budget moves nothing."""
-
-    def partitions(first, second, size):
-        return tuple(
-            SnapshotPartition(p, ((first, second)[p % 2], (second, first)[p % 2]), ("/d", "/d"), size * (p + 1))
-            for p in range(8)
-        )
-
-    snapshot = ClusterSnapshot(
-        tuple(SnapshotBroker(b, "ab"[(b - 1) % 2], ("/d",)) for b in (1, 2, 3, 4)),
-        {
-            "orders": SnapshotTopic("orders", partitions(1, 2, 1000)),
-            "logs": SnapshotTopic("logs", partitions(3, 4, 1500)),
-        },
-    )
-    path = tmp_path / "two-topics.jsonl"
-    save_snapshot(snapshot, str(path))
-    topics = tmp_path / "topics.json"
-    topics.write_text('{"version":1,"topics":[{"topic":"orders"},{"topic":"logs"}]}')
-    return path, topics
 
 
 def _generate(path, topics, *extra):
