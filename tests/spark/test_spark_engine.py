@@ -104,18 +104,27 @@ def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra
     return out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("extra", [(), ("--move-budget", "300")], ids=["no-budget", "move-budget"])
+@pytest.mark.parametrize(
+    "extra",
+    [(), ("--move-budget", "300"), ("--bytes-tolerance", "none"), ("--bytes-tolerance", "1")],
+    ids=["default", "move-budget", "no-bytes-stage", "bytes-1pct"],
+)
 def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
-    """The stages after the engine (disk capacity, the move budget) run on the driver: same plan either way."""
+    """The stages after the engine (disk capacity, the bytes band, the move budget) run on the driver: same
+    plan and the same report's figures either way (the Spark engine collects the plan when a broker ends
+    outside the band, and streams it, from the aggregates, when none does or the stage is off)."""
     snapshot = tmp_path / "synthetic.jsonl"
     write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
     topics = tmp_path / "topics.json"
     topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
-    outputs = {}
+    outputs, reports = {}, {}
     for engine in ("local", "spark"):
         outputs[engine], report = run_balanced(snapshot, topics, engine, 90, *extra)
         assert f"engine {engine}" in report
+        reports[engine] = report.replace(f"engine {engine}", "engine")
     assert outputs["spark"] == outputs["local"]
+    assert reports["spark"] == reports["local"]
+    assert ("Bytes per broker: within" in reports["local"]) == ("none" not in extra)
     assert outputs["local"].startswith("Current partition replica assignment\n")
 
 
