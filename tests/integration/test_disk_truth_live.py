@@ -100,6 +100,15 @@ def test_snapshot_counts_the_volume_once_and_plans_around_the_cordons(cordoned_c
     assert offline[1] == live[1]
     proposal = json.loads(offline[1].splitlines()[4])
     assert sorted(sorted(p["replicas"]) for p in proposal["partitions"]) == [[1, 2]] * len(LAYOUT)
+    # the bytes band from the live sizes: brokers 1 and 2 end with every partition (within the band), and the
+    # plan copies exactly its lower bound: what the drained broker 3 holds must leave
+    code, out, err = cli(["--bootstrap-server", bootstrap, *common, "--output", "json"], monkeypatch)
+    assert code == 0, out
+    report = json.loads(out)["report"]
+    assert report["bytes_band"]["outside"] == [] and report["bytes_band"]["tolerance"] == 0.05
+    held = {b["broker"]: b["bytes_before"] for b in report["brokers"]}
+    assert report["bytes_moved"] == report["bytes_lower_bound"] == held[3] > 0
+    assert "Bytes per broker: within 5% of the mean" in err
 
     # executed: broker 2's new replicas go to its dir that is not cordoned (the plan says "any": the broker
     # chooses, and Kafka 4.3 never chooses a cordoned dir); broker 3 is drained
