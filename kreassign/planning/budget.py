@@ -93,9 +93,7 @@ def spend_move_budget(
     state.improve_topic_replicas()
     state.improve_topic_leaders()
     state.improve_bytes()
-    for pid in sorted(state.changed):
-        topic, partition, _, _ = state.rows[pid]
-        plan[(topic, partition)] = list(state.reps[pid])
+    state.store(plan)
     return BudgetUse(
         budget=budget,
         used=state.spent,

@@ -123,9 +123,7 @@ def balance_bytes(
     mean, low, high = band_of(sum(state.bytes.values()), len(ctx.brokers), tolerance)
     if any(state.size):
         _Search(state, low, high, mean).run()
-    for pid in sorted(state.changed):
-        topic, partition, _, _ = state.rows[pid]
-        plan[(topic, partition)] = list(state.reps[pid])
+    state.store(plan)
     outside = []
     for b in ctx.brokers:
         held = state.bytes[b]

@@ -140,6 +140,12 @@ class PlanState:
         self.changed: set[int] = set()
         self.total = total
 
+    def store(self, plan: dict[tuple[str, int], list[int]]) -> None:
+        """Writes the partitions the moves changed back into ``plan``."""
+        for pid in sorted(self.changed):
+            topic, partition, _, _ = self.rows[pid]
+            plan[(topic, partition)] = list(self.reps[pid])
+
     # ------------------------------------------------------------------------------------------ moves
     def cost(self, pid: int, src: int, dst: int) -> int:
         """What taking pid's replica from src to dst adds to the replicas moved: -1, 0 or 1."""

@@ -25,7 +25,7 @@ from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.context import make_context
 from tests.shapes import reference_cluster
 from tests.unit.test_balance import build, shapes
-from tests.unit.test_move_budget import bytes_per_broker, check_stage, moved, topic_spreads
+from tests.unit.test_move_budget import bytes_per_broker, check_stage, moved, shuffled_twins, topic_spreads
 
 UNLIMITED = MoveBudget(sys.maxsize, "bytes")
 
@@ -165,14 +165,7 @@ def test_never_more_bytes_than_the_plan_it_received_when_that_one_meets_the_goal
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shapes, st.randoms(use_true_random=False))
 def test_same_input_same_plan_whatever_the_order(shape, rnd):
-    rack_of, rows, chosen, new_rf = build(shape)
-    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
-    plan = plan_balanced(rows, ctx)
-    shuffled_rows = list(rows)
-    rnd.shuffle(shuffled_rows)
-    keys = list(plan)
-    rnd.shuffle(keys)
-    shuffled_plan = {key: list(plan[key]) for key in keys}
+    rows, ctx, plan, shuffled_rows, shuffled_plan = shuffled_twins(shape, rnd)
     balance_bytes(rows, plan, ctx)
     balance_bytes(shuffled_rows, shuffled_plan, ctx)
     assert shuffled_plan == plan
