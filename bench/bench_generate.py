@@ -224,6 +224,7 @@ def main() -> None:
     parser.add_argument("--brokers", type=int, default=1000)
     parser.add_argument("--racks", type=int, default=30)
     parser.add_argument("--new", type=int, default=50, help="brokers just added (empty)")
+    parser.add_argument("--sigma", type=float, default=1.5, help="of the log-normal law of partition sizes")
     parser.add_argument("--work", default=str(ROOT / ".cache" / "bench"), help="where snapshots and plans go")
     parser.add_argument("--spark-master", default=None)
     parser.add_argument("--spark-conf", action="append", default=[], help="KEY=VALUE, passed to --engine spark")
@@ -243,9 +244,10 @@ def main() -> None:
     engines = args.engines.split(",")
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
-        snapshot = work / f"synthetic-{size}-{args.brokers}-{args.racks}-{args.new}.jsonl"
+        sigma = "" if args.sigma == 1.5 else f"-sigma{args.sigma:g}"
+        snapshot = work / f"synthetic-{size}-{args.brokers}-{args.racks}-{args.new}{sigma}.jsonl"
         if not snapshot.exists():
-            write_synthetic(str(snapshot), size, brokers=args.brokers, racks=args.racks, new=args.new)
+            write_synthetic(str(snapshot), size, brokers=args.brokers, racks=args.racks, new=args.new, sigma=args.sigma)
         topics = work / f"topics-{size}.json"
         count = -(-size // 100)
         topics.write_text(json.dumps({"version": 1, "topics": [{"topic": f"topic-{t:05d}"} for t in range(count)]}))

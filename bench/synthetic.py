@@ -4,7 +4,7 @@
 
 Brokers 1..N with racks ``rack-00``.. (round robin); topics of ``--partitions-per-topic`` partitions,
 RF 3, each partition on distinct racks of the *old* brokers (the last ``--new`` brokers hold nothing yet,
-like brokers just added), sizes drawn from a log-normal law. Same arguments, same file.
+like brokers just added), sizes drawn from a log-normal law (``--sigma``, 1.5 by default). Same arguments, same file.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ def synthetic_records(
     rf: int = 3,
     per_topic: int = 100,
     seed: int = 7,
+    sigma: float = 1.5,
 ):
     rnd = random.Random(seed)
     yield {"type": "snapshot", "version": 1}
@@ -47,7 +48,7 @@ def synthetic_records(
             for r in chosen_racks:
                 choices = [b for b in by_rack[r] if b not in replicas]
                 replicas.append(rnd.choice(choices))
-            size = int(rnd.lognormvariate(20, 1.5))
+            size = int(rnd.lognormvariate(20, sigma))
             yield {
                 "type": "partition",
                 "topic": name,
@@ -76,6 +77,7 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=50, help="brokers added: they hold no replica yet")
     parser.add_argument("--partitions-per-topic", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--sigma", type=float, default=1.5, help="of the log-normal law of partition sizes")
     args = parser.parse_args()
     write_synthetic(
         args.out,
@@ -85,6 +87,7 @@ def main() -> None:
         new=args.new,
         per_topic=args.partitions_per_topic,
         seed=args.seed,
+        sigma=args.sigma,
     )
 
 

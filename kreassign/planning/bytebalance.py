@@ -54,6 +54,9 @@ SIZES_TRIED = 6
 """Replicas of the giving broker one pair tries per pool, nearest to the wanted size first."""
 PARTNERS_PER_SIZE = 2
 """Replicas of the receiving broker tried per replica leaving, per pool, nearest to the wanted size first."""
+LADDER = 1
+"""Sizes of the ladder above the wanted one a pair tries (8 times it; more rungs found nothing more on the
+benchmark and cost time)."""
 WORK_LIMIT = 3_000_000
 """Candidates the stage looks at, all its steps together."""
 
@@ -263,7 +266,7 @@ class _Search:
 def _candidates(items: list[tuple[int, int]], want: int, least: int):
     """The replicas of a giving broker one pair tries: the :data:`SIZES_TRIED` nearest to ``want``, a few nearest
     to ``least`` (when copying ``want`` costs too much, the least that helps may not), then a few nearest to
-    each of 8, 64, 512 ... times ``want`` (a small transfer may need a larger replica with a partner just smaller
+    each of :data:`LADDER` rungs from 8 times ``want`` on (a small transfer may need a larger replica with a partner just smaller
     than it)."""
     yield from _nearest(items, want, SIZES_TRIED, low=1)
     if least < want:
@@ -271,7 +274,9 @@ def _candidates(items: list[tuple[int, int]], want: int, least: int):
     if not items:
         return
     aim = want * 8
-    while aim <= items[-1][0]:
+    for _ in range(LADDER):
+        if aim > items[-1][0]:
+            return
         yield from _nearest(items, aim, SIZES_TRIED // 4, low=1)
         aim *= 8
 
