@@ -48,7 +48,14 @@ def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
 def check_apache_strategy_options(args) -> None:
     """Options that only the balanced strategy reads are an error with the default strategy."""
     check_choice("engine", str(args.value("engine")), ENGINES)
-    for name in ("replication-factor", "spark-master", "spark-conf", "max-disk-usage", "move-budget"):
+    for name in (
+        "replication-factor",
+        "spark-master",
+        "spark-conf",
+        "max-disk-usage",
+        "move-budget",
+        "bytes-tolerance",
+    ):
         if args.has(name):
             raise UsageError(f"--{name} needs --strategy balanced")
     if args.value("engine") == "spark":

@@ -265,3 +265,14 @@ def test_json_report_and_text_report(two_topics, monkeypatch):
     assert "copied (lower bound " in err and "Bytes per broker: within 5% of the mean (" in err
     code, out, err = cli(_generate(path, topics, "--bytes-tolerance", "none", "--output", "json"), monkeypatch)
     assert code == 0 and "bytes_band" not in json.loads(out)["report"]
+
+
+def test_option_needs_the_balanced_strategy_and_a_good_value_before_the_cluster_is_read(two_topics, monkeypatch):
+    from tests.unit.test_generate_balanced_cli import cli
+
+    path, topics = two_topics
+    argv = ["--generate", "--cluster-snapshot-file", path, "--topics-to-move-json-file", topics, "--broker-list"]
+    code, out, err = cli([*argv, "1,2,3,4", "--bytes-tolerance", "5"], monkeypatch)
+    assert code == 1 and "--bytes-tolerance needs --strategy balanced" in out + err
+    code, out, err = cli([*argv, "1,2,3,4", "--strategy", "balanced", "--bytes-tolerance", "0"], monkeypatch)
+    assert code == 1 and "Invalid --bytes-tolerance '0'" in out + err and "Current partition" not in out
