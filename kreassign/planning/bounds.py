@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import eq, itemgetter, not_
 
@@ -78,21 +78,29 @@ def excess_over_targets(kept: Mapping[int, int], brokers: Sequence[int], total: 
 
 
 def band_lower_bound(
-    before: Mapping[int, int], after_total: int, brokers: Sequence[int], tolerance: float, drops: bool
+    before: Mapping[int, int],
+    after_total: int,
+    brokers: Sequence[int],
+    tolerance: float,
+    drops: bool,
+    outside: Collection[int] = (),
 ) -> int:
     """A lower bound of the bytes any plan must copy to bring every chosen broker's bytes within ``tolerance``
     of the mean (``after_total`` bytes over ``brokers``): the larger of what the brokers below the band lack
     (every byte a broker receives is copied) and what the brokers above it, and the brokers left out, hold
     beyond it (every byte that leaves a broker is copied elsewhere, unless the plan drops replicas: ``drops``,
-    a replication factor lowered, and then this side does not count)."""
+    a replication factor lowered, and then this side does not count). Brokers in ``outside`` (those a plan
+    leaves outside the band, e.g. holding a replica larger than it) count for neither side: the bound is then
+    that of the plans that bring the other brokers into the band."""
     if not brokers:
         return 0
     mean = after_total / len(brokers)
     low, high = mean * (1 - tolerance), mean * (1 + tolerance)
     chosen = set(brokers)
-    missing = sum(max(0.0, low - before.get(b, 0)) for b in brokers)
+    inside = [b for b in brokers if b not in outside] if outside else brokers
+    missing = sum(max(0.0, low - before.get(b, 0)) for b in inside)
     if drops:
         return int(missing)
-    surplus = sum(max(0.0, before.get(b, 0) - high) for b in brokers)
+    surplus = sum(max(0.0, before.get(b, 0) - high) for b in inside)
     surplus += sum(held for b, held in before.items() if b not in chosen)
     return int(max(missing, surplus))

@@ -344,7 +344,14 @@ def quality_of(
         byte_band=byte_band,
         bytes_lower_bound=max(
             minimum[1],
-            band_lower_bound(bytes0, sum(bytes1.get(b, 0) for b in chosen), chosen, byte_band.tolerance, drops)
+            band_lower_bound(
+                bytes0,
+                sum(bytes1.get(b, 0) for b in chosen),
+                chosen,
+                byte_band.tolerance,
+                drops,
+                {o.broker for o in byte_band.outside},
+            )
             if byte_band is not None
             else 0,
         ),

@@ -229,6 +229,8 @@ def test_lower_bound():
     assert band_lower_bound({1: 100, 2: 100, 3: 0, 4: 150}, 250, [1, 2, 3], 0.05, False) == 175  # now what leaves
     assert band_lower_bound(before, 200, [1, 2, 3], 0.05, True) == 63  # replicas dropped: only what is missing
     assert band_lower_bound({}, 0, [], 0.05, False) == 0
+    # broker 3 left outside (it could not reach the band): only brokers 1 and 2, 30 above the band each
+    assert band_lower_bound(before, 200, [1, 2, 3], 0.05, False, {3}) in (59, 60)  # 60, floored in floats
 
 
 @pytest.mark.parametrize(
