@@ -411,11 +411,16 @@ def _generate_from_file(
             relieve = any(after[b] > bound for b, bound in bounds.items())
         else:
             relieve = False
-        band = None
-        if bytes_tolerance is not None:  # bytebalance.balance_bytes changes nothing when every broker is inside
+        band = spreads = None
+        if bytes_tolerance is not None and not relieve and move_budget is None:
+            # bytebalance.balance_bytes changes nothing when every broker is inside the band and no topic's
+            # replicas or leaders are 2 or more apart (its topic pass looks at no other topic)
             held = totals["bytes"][1]
             _, low, high = band_of(sum(held.get(b, 0) for b in ctx.brokers), len(ctx.brokers), bytes_tolerance)
-            relieve = relieve or any(not low <= held.get(b, 0) <= high for b in ctx.brokers)
+            relieve = any(not low <= held.get(b, 0) <= high for b in ctx.brokers)
+            if not relieve:
+                spreads = planner.topic_spreads(ctx.brokers)
+                relieve = any(s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values())
             band = unchanged_band(held, ctx.brokers, bytes_tolerance)
         if move_budget is not None or relieve:
             return generate_balanced(
@@ -434,7 +439,8 @@ def _generate_from_file(
                 bytes_tolerance=bytes_tolerance,
             )
         moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
-        spreads = planner.topic_spreads(ctx.brokers)
+        if spreads is None:
+            spreads = planner.topic_spreads(ctx.brokers)
         names = sorted(spreads)
         quality = quality_of(
             ctx.brokers,
