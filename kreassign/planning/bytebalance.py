@@ -11,6 +11,10 @@ replica counts allow it, else swapped with a smaller one), and every move keeps 
 rule, replicas and leaders per broker within floor..ceil of the mean, each topic's replicas and leaders on the
 two brokers no further apart (no topic's spread grows), the two brokers' bytes closer, the disk bound.
 
+**First, each topic**: its replicas and leaders evened out by swaps that move no more replicas (the topic levels
+of :mod:`kreassign.planning.budget` at a budget of 0, on the same indexes): a replica the plan moves from A to B
+comes back, one of A's own goes instead. Each topic's evenness ranks above the bytes copied.
+
 **The goal**: every chosen broker's bytes within ``mean * (1 - tolerance)`` .. ``mean * (1 + tolerance)``.
 The *violation* of a plan is the sum over brokers of how far each is outside that band; a move is taken only
 when it lowers the violation. **The cost** is the bytes copied: a replica moved to a broker that does not hold
@@ -24,7 +28,9 @@ brokers furthest on the other side of the mean: for the transfer that brings bot
 bytes, the replicas of the heavier one nearest in size (those the plan moves there first: moving them on is
 free), each against the lighter one's replicas in the size window that keeps the pair's order (those the plan
 moved from the heavier one first: moving them back pays, then those the plan moves there, then any). A broker
-no move helps is passed over for the next one. Bounded: :data:`WORK_LIMIT` candidates in all.
+no move helps is passed over for the next one (and tried again once other moves were made). The search aims at
+a band narrowed by a fortieth of its width each side, so that a later move cannot nudge a broker it brought to
+the edge back out. Bounded: :data:`WORK_LIMIT` candidates in all.
 
 A broker can stay outside the band: one replica larger than the band (a partition of 30 % of the mean), or no
 move within the rules. :class:`ByteBand` names those brokers and why, for the plan report.
@@ -150,7 +156,7 @@ def balance_bytes(
 
 class _Search:
     def __init__(self, state: PlanState, low: int, high: int, mean: float) -> None:
-        # The search aims at a band narrower by a twentieth of its width each side, so that a broker it brings
+        # The search aims at a band narrower by a fortieth of its width each side, so that a broker it brings
         # to the edge of that band is still inside the real one after a later move nudges it.
         self.margin = (high - low) // 40
         self.state, self.low, self.high, self.mean = state, low + self.margin, high - self.margin, mean
