@@ -362,8 +362,9 @@ def _generate_from_file(
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """:func:`generate_balanced` with Spark from the snapshot file: the driver gets per-broker and per-topic
     aggregates and prints the two documents as they stream in. With ``--move-budget``, when a disk must be
-    relieved (rare), or when a broker's bytes end outside ``bytes_tolerance`` of the mean, the plan is collected
-    and the driver-side stages run as with every partition."""
+    relieved (rare), or when the bytes stage has work (a broker's bytes outside ``bytes_tolerance`` of the mean,
+    a topic's replicas or leaders 2 or more apart), the plan is collected and the driver-side stages run as with
+    every partition."""
     from kreassign.errors import UnknownTopicOrPartitionError
     from kreassign.formats import sort_topic_names, topic_entry_head
     from kreassign.javacompat.jackson_writer import quote_json_string
