@@ -170,6 +170,8 @@ class _Search:
         state, mean = self.state, self.mean
         stuck: set[int] = set()
         moved_since = False  # a move since the last time every broker outside the band was stuck
+        version: dict[int, int] = {}  # per broker, the moves it took part in
+        failed: dict[int, tuple[tuple[int, int], ...]] = {}  # per broker, itself and its partners when it last failed
         while self.work < WORK_LIMIT:
             by_bytes = state.by_bytes
             heavy = next((item for item in reversed(by_bytes) if item[1] not in stuck), None)
@@ -190,6 +192,10 @@ class _Search:
                 target = light[1]  # type: ignore[index]
                 partners = [b for held, b in reversed(by_bytes[-PARTNERS_TRIED:]) if held > mean]
                 pairs = [(a, target) for a in partners]
+            signature = tuple((x, version.get(x, 0)) for x in (target, *partners))
+            if failed.get(target) == signature:  # nothing it or its partners hold changed since it found no move
+                stuck.add(target)
+                continue
             best = None
             for a, b in pairs:
                 found = self.pair(a, b)
@@ -199,9 +205,12 @@ class _Search:
                         break  # all of the pair's violation removed, copying at most the bytes it transfers
             if best is None:
                 stuck.add(target)
+                failed[target] = signature
                 continue
             _, a, b, xs, ys, _ = best
             state.apply(a, b, xs, ys)
+            version[a] = version.get(a, 0) + 1
+            version[b] = version.get(b, 0) + 1
             moved_since = True
 
     def pair(self, a: int, b: int):
