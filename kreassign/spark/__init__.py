@@ -44,6 +44,8 @@ def plan_balanced_spark(
     except KreassignError:
         raise
     except Exception as exc:  # Py4J, Spark Connect (gRPC), a Python worker's error: one line, no trace
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
         raise worker_error(exc) or CommandError(spark_failure(exc)) from None
 
 
@@ -73,7 +75,24 @@ def snapshot_planner(
     except KreassignError:
         raise
     except Exception as exc:  # Py4J, Spark Connect (gRPC), a Python worker's error: one line, no trace
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
         raise worker_error(exc) or CommandError(spark_failure(exc)) from None
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Was ``exc`` raised while a Ctrl-C was being handled? py4j, interrupted while it sends a command, shuts
+    its sockets down and may fail doing so ("Gateway must be connected to send cancel cmd."): that error then
+    stands in for the KeyboardInterrupt, which is its context. Such a run ends as an interrupt, not as a
+    Spark failure."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 _MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|(spark|k8s|sc)://\S+)$")

@@ -18,6 +18,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from kreassign.errors import CommandError
+from kreassign.spark import interrupted
 
 DEFAULT_MASTER = "local[*]"
 CONNECT_SCHEME = "sc://"
@@ -46,8 +47,15 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
             yield spark
         except KeyboardInterrupt:
             # the gateway's connection may be half-used (py4j was reading when the signal came): stopping the
-            # session through it could fail and replace the interrupt; the JVM ends when this process does
+            # session through it could fail and replace the interrupt; the local JVM is ended instead
+            _end_local_jvm(spark)
             spark = None
+            raise
+        except Exception as exc:
+            if interrupted(exc):  # py4j's own clean-up failed inside the interrupt (kreassign.spark.interrupted)
+                _end_local_jvm(spark)
+                spark = None
+                raise KeyboardInterrupt from None
             raise
         finally:
             try:
@@ -55,6 +63,21 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
                     spark.stop()
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def _end_local_jvm(spark: SparkSession | None) -> None:
+    """On Ctrl-C: ends the embedded session's JVM (the process pyspark started, ``gateway.proc``) before the
+    session's folder is removed; a JVM left running a moment longer logs its tasks' failures to find the folder
+    gone (seen in CI). Nothing for a Spark Connect session, or when no JVM was started."""
+    try:
+        proc = spark.sparkContext._gateway.proc  # type: ignore[union-attr]
+    except Exception:  # no session, a Connect session (no SparkContext), or no process of ours
+        return
+    try:
+        proc.kill()
+        proc.wait(timeout=10)
+    except Exception:  # gone already, or slow to go: it ends with this process anyway
+        return
 
 
 @contextmanager
