@@ -38,7 +38,9 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
         f"changed, {quality.partitions} partition(s).",
     ]
     band = quality.byte_band
-    if band is not None:
+    if band is not None and not band.mean:
+        lines.append("Bytes per broker: the partitions' sizes are unknown (0 bytes): not balanced.")
+    elif band is not None:
         pct = f"{band.tolerance * 100:g}%"
         line = f"Bytes per broker: within {pct} of the mean ({format_bytes(band.low)}..{format_bytes(band.high)})"
         if band.outside:

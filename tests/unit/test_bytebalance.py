@@ -278,3 +278,21 @@ def test_option_needs_the_balanced_strategy_and_a_good_value_before_the_cluster_
     assert code == 1 and "--bytes-tolerance needs --strategy balanced" in out + err
     code, out, err = cli([*argv, "1,2,3,4", "--strategy", "balanced", "--bytes-tolerance", "0"], monkeypatch)
     assert (code, out) == (1, "") and "Invalid --bytes-tolerance '0'" in err  # a usage error: stderr only
+
+
+def test_sizes_unknown_are_said_not_balanced(tmp_path, monkeypatch):
+    """A snapshot without sizes (or a cluster that does not say them): the report says the bytes were not
+    balanced, not a band of 0 B..1 B."""
+    from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
+    from tests.unit.test_generate_balanced_cli import cli
+
+    partitions = tuple(SnapshotPartition(p, (1, 2), ("/d", "/d"), None) for p in range(6))
+    brokers = tuple(SnapshotBroker(b, None, ("/d",)) for b in (1, 2, 3))
+    path = tmp_path / "c.jsonl"
+    save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", partitions)}), str(path))
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[{"topic":"t"}]}')
+    argv = ["--generate", "--cluster-snapshot-file", path, "--topics-to-move-json-file", topics]
+    code, out, err = cli([*argv, "--broker-list", "1,2,3", "--strategy", "balanced"], monkeypatch)
+    assert code == 0, out
+    assert "Bytes per broker: the partitions' sizes are unknown (0 bytes): not balanced." in err
