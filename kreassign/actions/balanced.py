@@ -45,17 +45,14 @@ def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
     return value
 
 
+BALANCED_ONLY = ("replication-factor", "spark-master", "spark-conf", "max-disk-usage", "move-budget", "bytes-tolerance")
+"""The options only ``--strategy balanced`` reads."""
+
+
 def check_apache_strategy_options(args) -> None:
     """Options that only the balanced strategy reads are an error with the default strategy."""
     check_choice("engine", str(args.value("engine")), ENGINES)
-    for name in (
-        "replication-factor",
-        "spark-master",
-        "spark-conf",
-        "max-disk-usage",
-        "move-budget",
-        "bytes-tolerance",
-    ):
+    for name in BALANCED_ONLY:
         if args.has(name):
             raise UsageError(f"--{name} needs --strategy balanced")
     if args.value("engine") == "spark":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 
+from kreassign.actions.balanced import BALANCED_ONLY
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal
 from kreassign.cluster.port import ClusterPort
@@ -144,15 +145,7 @@ def check_plan_options(args) -> None:
     what = "--replace-broker" if args.has("replace-broker") else "--strategy leaders"
     if args.has("replace-broker") and args.has("strategy"):
         raise UsageError("--replace-broker is a plan of its own: don't give --strategy with it")
-    for name in (
-        "broker-list",
-        "replication-factor",
-        "spark-master",
-        "spark-conf",
-        "max-disk-usage",
-        "move-budget",
-        "bytes-tolerance",
-    ):
+    for name in ("broker-list", *BALANCED_ONLY):
         if args.has(name):
             reason = " (replica sets do not change)" if what == "--strategy leaders" else ""
             raise UsageError(f"--{name} can't be used with {what}{reason}")

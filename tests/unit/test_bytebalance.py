@@ -21,11 +21,17 @@ from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.bounds import band_lower_bound
 from kreassign.planning.budget import MoveBudget
 from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, LARGE_SHARE, balance_bytes, band_of
-from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.context import make_context
 from tests.shapes import reference_cluster
 from tests.unit.test_balance import build, shapes
-from tests.unit.test_move_budget import bytes_per_broker, check_stage, moved, shuffled_twins, topic_spreads
+from tests.unit.test_move_budget import (
+    bytes_per_broker,
+    check_stage,
+    moved,
+    planned_with_disks,
+    shuffled_twins,
+    topic_spreads,
+)
 
 UNLIMITED = MoveBudget(sys.maxsize, "bytes")
 
@@ -45,14 +51,7 @@ def topic_squares(plan):
 @given(shapes, st.sampled_from([0.01, 0.05, 0.2]), st.integers(0, 2**16), st.booleans())
 def test_the_stage_keeps_every_rule_and_never_moves_away_from_the_band(shape, tolerance, seed, disks):
     rack_of, rows, chosen, new_rf = build(shape)
-    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
-    plan = plan_balanced(rows, ctx)
-    capacities = other = None
-    if disks:
-        rnd = random.Random(seed)
-        capacities = {b: rnd.choice([None, rnd.randint(1_000, 200_000)]) for b in chosen}
-        other = {b: rnd.randint(0, 5_000) for b in chosen}
-        fit_disk_capacity(rows, plan, ctx, capacities, other, 0.8)
+    ctx, plan, capacities, other = planned_with_disks(rack_of, rows, chosen, new_rf, seed, disks)
     before = {key: list(replicas) for key, replicas in plan.items()}
     band = balance_bytes(rows, plan, ctx, tolerance, capacities, other, 0.8)
     _, extra_bytes = check_stage(rows, ctx, before, plan, UNLIMITED, capacities, other)

@@ -103,6 +103,20 @@ def check_stage(rows, ctx, before, after, budget, capacities=None, other=None, l
     return extra_replicas, extra_bytes
 
 
+def planned_with_disks(rack_of, rows, chosen, new_rf, seed, disks):
+    """The context and balanced plan of a shape, and with ``disks`` random disks (some of unknown size) with
+    some other bytes on them, the plan fitted to them: some brokers cannot take much."""
+    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
+    plan = plan_balanced(rows, ctx)
+    capacities = other = None
+    if disks:
+        rnd = random.Random(seed)
+        capacities = {b: rnd.choice([None, rnd.randint(1_000, 200_000)]) for b in chosen}
+        other = {b: rnd.randint(0, 5_000) for b in chosen}
+        fit_disk_capacity(rows, plan, ctx, capacities, other, 0.8)
+    return ctx, plan, capacities, other
+
+
 budgets = st.one_of(
     st.integers(0, 30).map(lambda n: MoveBudget(n, "replicas")),
     st.integers(0, 200_000).map(lambda n: MoveBudget(n, "bytes")),
@@ -113,14 +127,7 @@ budgets = st.one_of(
 @given(shapes, budgets, st.integers(0, 2**16), st.booleans())
 def test_extra_moves_keep_every_rule_and_never_exceed_the_budget(shape, budget, seed, disks):
     rack_of, rows, chosen, new_rf = build(shape)
-    ctx = make_context([(b, rack_of[b]) for b in chosen], new_rf, rows)
-    plan = plan_balanced(rows, ctx)
-    capacities = other = None
-    if disks:  # disks of random sizes (some unknown), some other bytes on them: some brokers cannot take much
-        rnd = random.Random(seed)
-        capacities = {b: rnd.choice([None, rnd.randint(1_000, 200_000)]) for b in chosen}
-        other = {b: rnd.randint(0, 5_000) for b in chosen}
-        fit_disk_capacity(rows, plan, ctx, capacities, other, 0.8)
+    ctx, plan, capacities, other = planned_with_disks(rack_of, rows, chosen, new_rf, seed, disks)
     before = {key: list(replicas) for key, replicas in plan.items()}
     use = spend_move_budget(rows, plan, ctx, budget, capacities, other, 0.8)
     extra_replicas, extra_bytes = check_stage(rows, ctx, before, plan, budget, capacities, other)
