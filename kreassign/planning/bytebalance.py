@@ -41,14 +41,13 @@ or ``plan``.
 
 from __future__ import annotations
 
-import bisect
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kreassign.planning.budget import TopicState
 from kreassign.planning.context import BalanceContext, Row
-from kreassign.planning.planstate import MoveBudget, PlanState
+from kreassign.planning.planstate import MoveBudget, PlanState, nearest
 
 DEFAULT_TOLERANCE = 0.05
 """``--bytes-tolerance``'s default: 5 % of the mean bytes per broker either way."""
@@ -248,7 +247,7 @@ class _Search:
                 low_y, high_y = size_x - gap + 1, size_x - 1
                 for pool in y_pools:
                     options += (
-                        (y, size_y) for size_y, y in _nearest(pool, size_x - want, PARTNERS_PER_SIZE, low_y, high_y)
+                        (y, size_y) for size_y, y in nearest(pool, size_x - want, PARTNERS_PER_SIZE, low_y, high_y)
                     )
                 for y, size_y in options:
                     moved = size_x - size_y
@@ -281,36 +280,16 @@ class _Search:
 def _candidates(items: list[tuple[int, int]], want: int, least: int):
     """The replicas of a giving broker one pair tries: the :data:`SIZES_TRIED` nearest to ``want``, a few nearest
     to ``least`` (when copying ``want`` costs too much, the least that helps may not), then a few nearest to
-    each of :data:`LADDER` rungs from 8 times ``want`` on (a small transfer may need a larger replica with a partner just smaller
-    than it)."""
-    yield from _nearest(items, want, SIZES_TRIED, low=1)
+    each of :data:`LADDER` rungs from 8 times ``want`` on (a small transfer may need a larger replica with a
+    partner just smaller than it)."""
+    yield from nearest(items, want, SIZES_TRIED, low=1)
     if least < want:
-        yield from _nearest(items, least, SIZES_TRIED // 2, low=least)
+        yield from nearest(items, least, SIZES_TRIED // 2, low=least)
     if not items:
         return
     aim = want * 8
     for _ in range(LADDER):
         if aim > items[-1][0]:
             return
-        yield from _nearest(items, aim, SIZES_TRIED // 4, low=1)
+        yield from nearest(items, aim, SIZES_TRIED // 4, low=1)
         aim *= 8
-
-
-def _nearest(items: list[tuple[int, int]], want: float, count: int, low: int = 0, high: int | None = None):
-    """Up to ``count`` of ``items`` ((size, partition), sorted) sized within low..high, nearest to ``want``
-    first (the smaller on a tie)."""
-    lo = bisect.bisect_left(items, (low, -1))
-    hi = len(items) if high is None else bisect.bisect_right(items, (high, sys.maxsize))
-    if lo >= hi:
-        return []
-    mid = bisect.bisect_left(items, (want, -1), lo, hi)
-    left, right = mid - 1, mid
-    found = []
-    while len(found) < count and (left >= lo or right < hi):
-        if left >= lo and (right >= hi or want - items[left][0] <= items[right][0] - want):
-            found.append(items[left])
-            left -= 1
-        else:
-            found.append(items[right])
-            right += 1
-    return found

@@ -13,6 +13,7 @@ further apart, the disk bound of the receiver) and :meth:`PlanState.apply` makes
 from __future__ import annotations
 
 import bisect
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -201,19 +202,7 @@ class PlanState:
             items = sorted((self.size[y], y) for y in self.undo.get(a, {}).get(b, ()))
             if self.in_bytes:
                 low = max(low, -allowance)
-        lo = bisect.bisect_left(items, (low, -1))
-        hi = bisect.bisect_right(items, (high, len(self.reps)))
-        mid = bisect.bisect_left(items, (want, -1), lo, hi)
-        left, right = mid - 1, mid
-        found: list[int] = []
-        while len(found) < PARTNERS and (left >= lo or right < hi):
-            if left >= lo and (right >= hi or want - items[left][0] <= items[right][0] - want):
-                found.append(items[left][1])
-                left -= 1
-            else:
-                found.append(items[right][1])
-                right += 1
-        return found
+        return [pid for _, pid in nearest(items, want, PARTNERS, low, high)]
 
     def evaluate(self, a: int, b: int, xs: Sequence[int], ys: Sequence[int]) -> tuple[int, int, int] | None:
         """Replicas of ``xs`` go from a to b (they fit), those of ``ys`` from b to a (they fit): None when a
@@ -357,3 +346,25 @@ def pair_delta(
             return None
         delta += new_a * new_a + new_b * new_b - old_a * old_a - old_b * old_b
     return delta
+
+
+def nearest(
+    items: Sequence[tuple[int, int]], want: float, count: int, low: int = 0, high: int | None = None
+) -> list[tuple[int, int]]:
+    """Up to ``count`` of ``items`` ((size, partition), sorted) sized within low..high, nearest to ``want``
+    first (the smaller on a tie)."""
+    lo = bisect.bisect_left(items, (low, -1))
+    hi = len(items) if high is None else bisect.bisect_right(items, (high, sys.maxsize))
+    if lo >= hi:
+        return []
+    mid = bisect.bisect_left(items, (want, -1), lo, hi)
+    left, right = mid - 1, mid
+    found = []
+    while len(found) < count and (left >= lo or right < hi):
+        if left >= lo and (right >= hi or want - items[left][0] <= items[right][0] - want):
+            found.append(items[left])
+            left -= 1
+        else:
+            found.append(items[right])
+            right += 1
+    return found
