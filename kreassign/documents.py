@@ -82,6 +82,23 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
                 for o in band.outside
             ],
         }
+    choice = quality.log_dirs
+    if choice is not None and choice.volumes:
+        budget["log_dirs"] = {
+            "replicas": choice.replicas,
+            "volumes": [
+                {
+                    "broker": v.broker,
+                    "volume": v.label,
+                    "dirs": list(v.dirs),
+                    "total_bytes": v.total,
+                    "bytes_before": v.before,
+                    "bytes_after": v.after,
+                    "bytes_placed": sum(v.placed.values()),
+                }
+                for v in choice.volumes
+            ],
+        }
     return {
         "strategy": strategy,
         "engine": engine,

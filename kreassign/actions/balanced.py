@@ -8,12 +8,13 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from itertools import chain, repeat
 from typing import TypeVar
 
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
-from kreassign.cluster.port import ClusterPort, LogDirUsage, all_cordoned, volume_capacity
+from kreassign.cluster.port import ClusterPort, LogDirUsage, all_cordoned, volume_capacity, with_volumes
 from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json, parse_generate_assignment_args
 from kreassign.humanize import parse_size
@@ -24,6 +25,7 @@ from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, balance_bytes, band_of, unchanged_band
 from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.context import Row, make_context
+from kreassign.planning.logdirs import LogDirChoice, broker_volumes, choose_log_dirs, volume_overflows
 from kreassign.planning.quality import PlanQuality, measure_plan
 
 B = TypeVar("B")
@@ -250,11 +252,45 @@ def generate_balanced(
         byte_band=band,
     )
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
+    choice = choose_log_dirs(rows, plan, with_volumes(usage), ctx.brokers, max_disk_usage)
+    check_volumes(choice, max_disk_usage)
+    return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice), used
+
+
+def print_plan(
+    out: Output,
+    current: Mapping[str, TopicColumns],
+    plan: Mapping[tuple[str, int], Sequence[int]],
+    choice: LogDirChoice | None = None,
+) -> GenerateResult:
+    """The two documents of --generate (Apache layout), the proposal's log_dirs from ``choice``."""
     proposed = format_topics_json(
-        (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], None) for name, topic in current.items()
+        (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], _topic_dirs(choice, name, plan, topic))
+        for name, topic in current.items()
     )
-    result = print_proposal(out, current_assignment_json(current), proposed)
-    return result, quality, used
+    return print_proposal(out, current_assignment_json(current), proposed)
+
+
+def _topic_dirs(
+    choice: LogDirChoice | None, name: str, plan: Mapping[tuple[str, int], Sequence[int]], topic: TopicColumns
+) -> list[tuple[str | None, ...]] | None:
+    """A topic's log_dirs for format_topics_json: None (every replica "any") when the stage named no dir."""
+    if choice is None or not choice.dirs or not any((name, p) in choice.dirs for p in topic.partitions):
+        return None
+    return [choice.dirs.get((name, p)) or (None,) * len(plan[(name, p)]) for p in topic.partitions]
+
+
+def check_volumes(choice: LogDirChoice, limit: float) -> None:
+    """Refuse a plan whose new replicas cannot be put on a broker's volumes within their bound."""
+    over = volume_overflows(choice)
+    if over:
+        v = over[0]
+        share = f"{100 * v.after / v.total:.1f}% of its {v.total} bytes" if v.total else f"{v.after} bytes"
+        raise CommandError(
+            f"The balanced plan would fill volume {v.label} of broker {v.broker} to {share} "
+            f"(--max-disk-usage {limit:g}): its volumes have no room for the replicas it gets; no plan was written. "
+            "Add brokers or disks, or list fewer topics."
+        )
 
 
 def without_cordoned(brokers: Sequence[B], usage: Mapping[int, Sequence[LogDirUsage]]) -> list[B]:
@@ -360,8 +396,8 @@ def _generate_from_file(
     """:func:`generate_balanced` with Spark from the snapshot file: the driver gets per-broker and per-topic
     aggregates and prints the two documents as they stream in. With ``--move-budget``, when a disk must be
     relieved (rare), or when the bytes stage has work (a broker's bytes outside ``bytes_tolerance`` of the mean,
-    a topic's replicas or leaders 2 or more apart), the plan is collected and the driver-side stages run as with
-    every partition."""
+    a topic's replicas or leaders 2 or more apart), or when a chosen broker has log dirs on several volumes, the
+    plan is collected and the driver-side stages run as with every partition."""
     from kreassign.errors import UnknownTopicOrPartitionError
     from kreassign.formats import sort_topic_names, topic_entry_head
     from kreassign.javacompat.jackson_writer import quote_json_string
@@ -410,6 +446,9 @@ def _generate_from_file(
         else:
             relieve = False
         band = spreads = None
+        # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
+        volumes = with_volumes(usage)
+        relieve = relieve or any(broker_volumes(b, volumes.get(b, ()), max_disk_usage) for b in ctx.brokers)
         if bytes_tolerance is not None and not relieve and move_budget is None:
             # bytebalance.balance_bytes changes nothing when every broker is inside the band and no topic's
             # replicas or leaders are 2 or more apart (its topic pass looks at no other topic)

@@ -26,7 +26,7 @@ from kreassign.execution.throttles import record_throttles, restore_recorded
 from kreassign.execution.watch import waiting_out_metadata_lag
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
-from kreassign.model import ReassignmentPlan, TopicPartition
+from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
 from kreassign.planning.steps import Limits, Round, Step, busiest_broker, count_steps, plan_rounds
 
 
@@ -67,11 +67,6 @@ def execute_batched(
     out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome)."""
     json_mode = options.output == "json"
     text = discard if json_mode else out
-    if plan.log_dirs:
-        raise CommandError(
-            "A batched reassignment moves replicas between brokers only; run the log-dir moves "
-            '(log_dirs other than "any") with a plain --execute once the batched run is done'
-        )
     if options.adaptive and options.limits.brokers is None:
         raise CommandError("--adaptive adapts the per-broker limit: give it with --max-broker-movements N")
     targets = plan.targets()
@@ -88,6 +83,8 @@ def execute_batched(
         return waiting_out_metadata_lag(call, clock=clock, sleep=sleep, event=reporter.event)
 
     current, live = lagging(lambda: check_plan_against_cluster(port, targets))
+    if plan.log_dirs:
+        lagging(lambda: check_plan_log_dirs(port, plan.log_dirs))
     original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
     # the rollback file names no log dirs, so that it can be run batched too
     rollback = format_reassignment_json(original, {})
@@ -129,6 +126,8 @@ def execute_batched(
         text(f"Rollback: {journal.rollback_path}\n")
         steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
         text(f"Moving {len(targets)} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
+        if plan.log_dirs:
+            text(f"{len(plan.log_dirs)} replica(s) go to the log dir the plan names.\n")
         on_start()
         executor = BatchedExecutor(
             port,
@@ -143,6 +142,7 @@ def execute_batched(
             stall_timeout=options.stall_timeout,
             clock=clock,
             sleep=sleep,
+            log_dirs=plan.log_dirs,
         )
         outcome = executor.run()
     finally:
@@ -159,6 +159,20 @@ def execute_batched(
     for problem in executor.cleanup_problems:
         out(f"Warning: {problem}\n")
     return outcome
+
+
+def check_plan_log_dirs(port: ClusterPort, log_dirs: Mapping[TopicPartitionReplica, str]) -> None:
+    """Each log dir the plan names is one of its broker's (before the run changes anything: the Apache tool
+    finds out only once the reassignment is under way)."""
+    usage = port.describe_log_dirs(sorted({r.broker_id for r in log_dirs}))
+    for replica in sorted(log_dirs, key=TopicPartitionReplica.sort_key):
+        paths = [d.path for d in usage.get(replica.broker_id, ())]
+        if log_dirs[replica] not in paths:
+            raise CommandError(
+                f"The plan puts {replica.topic}-{replica.partition} in log dir {log_dirs[replica]} of broker "
+                f"{replica.broker_id}, which has no such log dir (its log dirs: {', '.join(paths) or 'none known'}); "
+                "nothing was changed"
+            )
 
 
 def _resumable(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]]) -> JournalState | None:

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
-from kreassign.actions.balanced import BALANCED_ONLY
+from kreassign.actions.balanced import BALANCED_ONLY, DEFAULT_MAX_DISK_USAGE, check_volumes, print_plan
 from kreassign.actions.common import Output
-from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal
-from kreassign.cluster.port import ClusterPort
+from kreassign.actions.generate import GenerateResult
+from kreassign.cluster.port import ClusterPort, with_volumes
 from kreassign.errors import CommandError, UsageError
-from kreassign.formats import check_topic_duplicates, format_topics_json, parse_topics_to_move_json
+from kreassign.formats import check_topic_duplicates, parse_topics_to_move_json
 from kreassign.model import TopicColumns
+from kreassign.planning.logdirs import choose_log_dirs
 from kreassign.planning.quality import PlanQuality, measure_plan
 
 INTERNAL_PREFIX = "__"
@@ -79,13 +81,6 @@ def _read(port: ClusterPort, topics_json: str) -> tuple[list[str], dict[str, Top
     return topics, current, rows, brokers
 
 
-def _print(out: Output, current: dict[str, TopicColumns], plan) -> GenerateResult:
-    proposed = format_topics_json(
-        (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], None) for name, topic in current.items()
-    )
-    return print_proposal(out, current_assignment_json(current), proposed)
-
-
 def generate_leaders(port: ClusterPort, topics_json: str, *, out: Output) -> tuple[GenerateResult, PlanQuality]:
     """``--strategy leaders``: every partition keeps its replicas, reordered so that preferred leaders are
     balanced per broker and per topic. The report's brokers: those holding a replica of the topics."""
@@ -95,7 +90,7 @@ def generate_leaders(port: ClusterPort, topics_json: str, *, out: Output) -> tup
     plan = plan_leaders(rows)
     holders = sorted({b for row in rows for b in row[2]})
     quality = measure_plan(rows, plan, holders, minimum=(0, 0))
-    return _print(out, current, plan), quality
+    return print_plan(out, current, plan), quality
 
 
 def generate_replacement(
@@ -137,7 +132,11 @@ def generate_replacement(
     minimum_bytes = sum(row[3] for row in rows for r in row[2] if r in pairs)
     chosen = sorted((held - set(pairs)) | set(pairs.values()))
     quality = measure_plan(rows, plan, chosen, minimum=(minimum_moves, minimum_bytes))
-    return _print(out, current, plan), quality
+    # each NEW with log dirs on several volumes: a dir per replica it takes (--max-disk-usage's default bound)
+    targets = sorted(set(pairs.values()) & racks.keys())
+    choice = choose_log_dirs(rows, plan, with_volumes(port.describe_log_dirs(targets)), targets, DEFAULT_MAX_DISK_USAGE)
+    check_volumes(choice, DEFAULT_MAX_DISK_USAGE)
+    return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice)
 
 
 def check_plan_options(args) -> None:

@@ -53,6 +53,18 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
             more = f" and {len(band.outside) - 5} more" if len(band.outside) > 5 else ""
             line += f" but {len(band.outside)} broker(s): {named}{more}"
         lines.append(line + ".")
+    choice = quality.log_dirs
+    if choice is not None and choice.volumes:
+        line = (
+            f"Log dirs: {choice.replicas} new replica(s) given a dir on {choice.brokers} broker(s) with several volumes"
+        )
+        fullest = choice.fullest()
+        if fullest is not None:
+            line += (
+                f"; fullest volume after: {fullest.label} of broker {fullest.broker}, "
+                f"{100 * fullest.after / fullest.total:.1f}%"  # type: ignore[operator]
+            )
+        lines.append(line + ".")
     spent = quality.budget
     if spent is not None:
         if spent.budget.unit == "bytes":

@@ -10,7 +10,7 @@ type whose message is what the Apache tool would print after ``Error: ``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Protocol
 
@@ -118,6 +118,13 @@ def volume_capacity(dirs: Sequence[LogDirUsage]) -> int | None:
     for d, label in zip(dirs, volume_labels(dirs), strict=True):
         totals.setdefault(label, d.total_bytes)  # type: ignore[arg-type]
     return sum(totals.values())
+
+
+def with_volumes(usage: Mapping[int, Sequence[LogDirUsage]]) -> dict[int, list[LogDirUsage]]:
+    """Each broker's log dirs with their ``volume`` set (:func:`volume_labels`)."""
+    return {
+        b: [replace(d, volume=v) for d, v in zip(dirs, volume_labels(dirs), strict=True)] for b, dirs in usage.items()
+    }
 
 
 def all_cordoned(dirs: Sequence[LogDirUsage]) -> bool:

@@ -39,6 +39,7 @@ from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartiti
 from kreassign.execution.cleanup import cancel_steps, elect_preferred, restore_order, restore_throttles
 from kreassign.execution.health import ClusterHealth
 from kreassign.execution.journal import Journal, JournalState, RunStatus
+from kreassign.execution.logdirs import DirPlacement
 from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.execution.watch import (
@@ -192,8 +193,10 @@ class BatchedExecutor:
         stall_timeout: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        log_dirs: Mapping[TopicPartitionReplica, str] | None = None,
     ) -> None:
         self.port = port
+        self.dirs = DirPlacement(port, log_dirs or {})  # the plan's log dirs other than "any"
         self.stall_timeout = stall_timeout
         self.journal = journal
         self.state = state
@@ -272,6 +275,7 @@ class BatchedExecutor:
                 try:
                     self._observe_brokers()
                     self._finish_steps()
+                    self._place_dirs()
                     self._watch_throttles()
                     if self._stop is not None:
                         status, message = RunStatus.CANCELLED, self._stop
@@ -558,9 +562,22 @@ class BatchedExecutor:
         self._enqueue(tp)
 
     def _finished(self, tp: TopicPartition) -> None:
+        """The partition's steps are done: so is the partition, unless a replica must still go to its dir."""
+        if tp not in self.done and tp not in self.dirs.pending and self.dirs.steps_done(tp):
+            self._done(tp)
+
+    def _done(self, tp: TopicPartition) -> None:
         if tp not in self.done:
             self.done.add(tp)
             self._unfinished_on.subtract(self.state.target[tp])
+
+    def _place_dirs(self) -> None:
+        """The partitions whose steps are done and whose replicas must be in named log dirs (logdirs.py)."""
+        done, events = self.dirs.poll()
+        for event in events:
+            self.reporter.event(event)
+        for tp in done:
+            self._done(tp)
 
     def _set_remaining(self, tp: TopicPartition, replicas: tuple[int, ...]) -> None:
         count = len(plan_partition(tp, replicas, self.state.target[tp], self.limits.replicas))
@@ -821,6 +838,7 @@ class BatchedExecutor:
 
     def _fail(self, tp: TopicPartition, reason: str, quiet: bool = False) -> None:
         self._forget(tp)
+        self.dirs.forget(tp)
         self.waiting.pop(tp, None)
         if tp not in self.failures and tp not in self.done:
             self._unfinished_on.subtract(self.state.target[tp])
@@ -926,6 +944,12 @@ class BatchedExecutor:
             for step in starting:
                 self._enqueue(step.partition)
             return
+        try:  # the dirs of the replicas the steps add, named before the steps start (logdirs.py)
+            self.dirs.prefer(starting)
+        except BaseException:
+            for step in starting:
+                self._enqueue(step.partition)
+            raise
         for step in starting:
             self.waiting.pop(step.partition, None)
             self._add_moving(step, now)
@@ -994,6 +1018,8 @@ class BatchedExecutor:
         notes += list(self._lag_notes.values())[:3]
         notes += list(self._waiting_notes.values())[:3]
         notes += [f"{tp}: {reason}" for tp, reason in list(self.failures.items())[:3]]
+        if self.dirs.pending:
+            notes.append(f"{len(self.dirs.pending)} partition(s) wait for replicas to reach their log dirs")
         total = len(self.state.target)
         return Progress(
             partitions=total,
@@ -1045,6 +1071,8 @@ class BatchedExecutor:
                     self.port, back, reverted=known, clock=self.clock, sleep=self.sleep, event=self.reporter.event
                 )
             )
+        if status is not RunStatus.COMPLETED:
+            problems += self.dirs.cancel()
         recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
         self._live, restore_problems = restore_throttles(
             self.port, self.throttles, recorded_brokers, self._live, self.sleep

@@ -34,6 +34,7 @@ from kreassign.planning.context import Row
 if TYPE_CHECKING:
     from kreassign.planning.budget import BudgetUse
     from kreassign.planning.bytebalance import ByteBand
+    from kreassign.planning.logdirs import LogDirChoice
 
 
 SCORED = ("replicas", "leaders", "bytes", "topic_replica_spread", "topic_leader_spread")
@@ -91,6 +92,7 @@ class PlanQuality:
     budget: BudgetUse | None = None  # what --move-budget bought (None without the option)
     byte_band: ByteBand | None = None  # what --bytes-tolerance did (None when the stage did not run)
     bytes_lower_bound: int = 0  # minimum_bytes, or the band's bound when larger (bounds.band_lower_bound)
+    log_dirs: LogDirChoice | None = None  # the dirs named for new replicas on JBOD brokers (logdirs.choose_log_dirs)
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)

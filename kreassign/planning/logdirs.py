@@ -1,0 +1,166 @@
+"""The log dir of each new replica on a broker with several volumes (JBOD). Standard library only.
+
+Without a dir in the plan (``"any"``) a broker puts a new replica in the log dir that holds the fewest
+partitions, whatever their bytes: one disk of a JBOD broker can fill while another is nearly empty. This
+stage runs last, on the driver, with the plan either engine produced, and names a dir for every replica the
+plan adds to a broker whose log dirs that take new replicas (not cordoned, KIP-1066) are on two or more
+volumes (``volume``, resolved by the caller: :func:`kreassign.cluster.port.with_volumes`). Every other replica keeps ``"any"``: a broker with one
+volume places it as well as any choice could, and a replica already on its broker stays in its dir.
+
+A volume's bytes before the plan are what it holds on disk (``total_bytes - usable_bytes``, or, when the broker
+does not say, the sizes of the replicas in its dirs); the replicas the plan takes off the broker free their
+bytes on their own volume. The new replicas are placed largest first (then by topic, partition and broker),
+each on the volume of its broker that ends least full: the lowest share of its total when every total is
+known, else the fewest bytes; a volume it would take past its bound (``--max-disk-usage`` of its total, or
+its bytes before when it was fuller already) only when every volume would be. Within the volume, the dir
+that got the fewest bytes from the plan (then the first). :func:`volume_overflows` lists the volumes that end
+past their bound and grew: the caller refuses such a plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kreassign.model import TopicPartition
+from kreassign.planning.context import Row
+
+
+class LogDir(Protocol):
+    """A log dir as DescribeLogDirs (or a snapshot) gives it, its volume resolved
+    (:func:`kreassign.cluster.port.with_volumes`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def replica_sizes(self) -> Mapping[TopicPartition, int]: ...
+    @property
+    def total_bytes(self) -> int | None: ...
+    @property
+    def usable_bytes(self) -> int | None: ...
+    @property
+    def volume(self) -> str | None: ...
+    @property
+    def cordoned(self) -> bool: ...
+
+
+@dataclass
+class Volume:
+    """One volume of a broker: its dirs that take new replicas, its total and its bytes before and after."""
+
+    broker: int
+    label: str
+    dirs: list[str]
+    total: int | None
+    before: int
+    after: int = 0
+    bound: float = float("inf")
+    placed: dict[str, int] = field(default_factory=dict)  # bytes the plan puts in each of its dirs
+
+
+@dataclass(frozen=True)
+class LogDirChoice:
+    """What the stage chose: per partition (topic, partition), the dir of each replica in the plan's order
+    (None: ``"any"``), only for partitions with at least one dir named; and the volumes of the brokers it
+    named a dir on."""
+
+    dirs: Mapping[tuple[str, int], tuple[str | None, ...]]
+    volumes: Sequence[Volume]
+
+    @property
+    def replicas(self) -> int:
+        return sum(d is not None for dirs in self.dirs.values() for d in dirs)
+
+    @property
+    def brokers(self) -> int:
+        return len({v.broker for v in self.volumes})
+
+    def fullest(self) -> Volume | None:
+        """The volume of known total that ends the fullest (by share), None when no total is known."""
+        known = [v for v in self.volumes if v.total]
+        return max(known, key=lambda v: (v.after / v.total, -v.broker), default=None)  # type: ignore[operator]
+
+
+def broker_volumes(broker: int, dirs: Sequence[LogDir], limit: float) -> list[Volume]:
+    """The volumes of a broker whose dirs take new replicas (not cordoned), in the order of its first dir on
+    each; an empty list when they are fewer than two (nothing to choose)."""
+    volumes: dict[str, Volume] = {}
+    for d in dirs:
+        label = d.volume or d.path
+        volume = volumes.get(label)
+        if volume is None:
+            volume = volumes[label] = Volume(broker, label, [], d.total_bytes, 0)
+            if d.total_bytes is not None and d.usable_bytes is not None:
+                volume.before = max(0, d.total_bytes - d.usable_bytes)
+            else:  # the broker does not say: the bytes of the replicas in its dirs
+                volume.total = None
+                volume.before = -1
+        if volume.before < 0 or volume.total is None:
+            volume.before = max(volume.before, 0) + sum(s for s in d.replica_sizes.values() if s > 0)
+        if not d.cordoned:
+            volume.dirs.append(d.path)
+    open_volumes = [v for v in volumes.values() if v.dirs]
+    if len(open_volumes) < 2:
+        return []
+    for v in open_volumes:
+        v.after = v.before
+        if v.total:
+            v.bound = max(limit * v.total, v.before)
+    return open_volumes
+
+
+def choose_log_dirs(
+    rows: Sequence[Row],
+    plan: Mapping[tuple[str, int], Sequence[int]],
+    usage: Mapping[int, Sequence[LogDir]],
+    brokers: Sequence[int],
+    limit: float,
+) -> LogDirChoice:
+    """The dirs of the replicas ``plan`` adds to ``brokers`` with two or more volumes (see the module)."""
+    volumes = {b: v for b in brokers if (v := broker_volumes(b, usage.get(b, ()), limit))}
+    if not volumes:
+        return LogDirChoice({}, [])
+    where: dict[tuple[int, TopicPartition], tuple[Volume, int]] = {}  # each current replica's volume and size
+    for b, vs in volumes.items():
+        by_label = {v.label: v for v in vs}
+        for d in usage[b]:
+            volume = by_label.get(d.volume or d.path)
+            if volume is not None:
+                for tp, held in d.replica_sizes.items():
+                    where[(b, tp)] = (volume, held)
+    new: list[tuple[int, str, int, int]] = []  # (-size, topic, partition, broker)
+    for topic, partition, current, size in rows:
+        target = plan[(topic, partition)]
+        for b in current:
+            if b in volumes and b not in target:
+                found = where.get((b, TopicPartition(topic, partition)))
+                if found is not None:
+                    found[0].after -= found[1] if found[1] > 0 else size
+        new.extend((-size, topic, partition, b) for b in target if b in volumes and b not in current)
+    new.sort()
+    chosen: dict[tuple[str, int], dict[int, str]] = {}
+    for negative, topic, partition, b in new:
+        size = -negative
+        volume = min(volumes[b], key=lambda v: _fill_key(v, size, volumes[b]))
+        path = min(volume.dirs, key=lambda d: (volume.placed.get(d, 0), volume.dirs.index(d)))
+        volume.placed[path] = volume.placed.get(path, 0) + size
+        volume.after += size
+        chosen.setdefault((topic, partition), {})[b] = path
+    dirs = {key: tuple(chosen[key].get(b) for b in plan[key]) for key in sorted(chosen)}
+    given = {b for named in chosen.values() for b in named}
+    return LogDirChoice(dirs, [v for b in sorted(given) for v in volumes[b]])
+
+
+def _fill_key(volume: Volume, size: int, siblings: Sequence[Volume]) -> tuple:
+    after = volume.after + size
+    over = after > volume.bound
+    if all(v.total for v in siblings):
+        return (over, after / volume.total, siblings.index(volume))  # type: ignore[operator]
+    return (over, after, siblings.index(volume))
+
+
+def volume_overflows(choice: LogDirChoice) -> list[Volume]:
+    """The volumes the plan takes past their bound (each grew: a volume fuller than the bound before may
+    stay so, no fuller)."""
+    return [v for v in choice.volumes if v.after > v.bound and v.after > v.before]
