@@ -25,10 +25,19 @@ from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, balance_bytes, band_of, unchanged_band
 from kreassign.planning.capacity import fit_disk_capacity
 from kreassign.planning.context import Row, make_context
-from kreassign.planning.logdirs import LogDirChoice, broker_volumes, choose_log_dirs, volume_overflows
+from kreassign.planning.logdirs import (
+    LogDirChoice,
+    choose_dirs,
+    choose_log_dirs,
+    unplanned_volume_bytes,
+    volume_overflows,
+)
 from kreassign.planning.quality import PlanQuality, measure_plan
 
 B = TypeVar("B")
+VOLUME_ATTEMPTS = 4
+"""Times the driver-side stages run when the replicas a broker gets do not pack into its volumes (each time
+the broker takes the overflow less); then the plan is refused."""
 STRATEGIES = ("apache", "balanced", "leaders")
 ENGINES = ("auto", "local", "spark")
 AUTO_SPARK_PARTITIONS = 1_000_000
@@ -232,13 +241,27 @@ def generate_balanced(
     elif plan is None:
         plan = plan_balanced(rows, ctx, minimum[0])
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable], usage)
-    fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
-    band = None
-    if bytes_tolerance is not None:
-        band = balance_bytes(rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage)
-    spent = None
-    if move_budget is not None:
-        spent = spend_move_budget(rows, plan, ctx, move_budget, capacities, other_bytes, max_disk_usage)
+    volumes = with_volumes(usage)
+    other_bytes = unplanned_volume_bytes(rows, volumes, ctx.brokers, other_bytes, max_disk_usage)
+    engine_plan = {key: list(replicas) for key, replicas in plan.items()} if choose_dirs(volumes, ctx.brokers) else None
+    for attempt in range(VOLUME_ATTEMPTS):
+        fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
+        band = None
+        if bytes_tolerance is not None:
+            band = balance_bytes(rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage)
+        spent = None
+        if move_budget is not None:
+            spent = spend_move_budget(rows, plan, ctx, move_budget, capacities, other_bytes, max_disk_usage)
+        choice = choose_log_dirs(rows, plan, volumes, ctx.brokers, max_disk_usage)
+        over = volume_overflows(choice)
+        if not over or engine_plan is None or attempt == VOLUME_ATTEMPTS - 1:
+            break
+        # the new replicas did not pack into a broker's volumes: it takes its largest new replica less (or the
+        # overflow, when larger), and the stages run again
+        other_bytes = dict(other_bytes)
+        for v in over:
+            other_bytes[v.broker] = other_bytes.get(v.broker, 0) + max(int(v.after - v.bound) + 1, v.largest)
+        plan = {key: list(replicas) for key, replicas in engine_plan.items()}
     quality = measure_plan(
         rows,
         plan,
@@ -251,9 +274,8 @@ def generate_balanced(
         current_load=dict(ctx.current_load),
         byte_band=band,
     )
-    check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
-    choice = choose_log_dirs(rows, plan, with_volumes(usage), ctx.brokers, max_disk_usage)
     check_volumes(choice, max_disk_usage)
+    check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
     return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice), used
 
 
@@ -447,8 +469,7 @@ def _generate_from_file(
             relieve = False
         band = spreads = None
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
-        volumes = with_volumes(usage)
-        relieve = relieve or any(broker_volumes(b, volumes.get(b, ()), max_disk_usage) for b in ctx.brokers)
+        relieve = relieve or choose_dirs(with_volumes(usage), ctx.brokers)
         if bytes_tolerance is not None and not relieve and move_budget is None:
             # bytebalance.balance_bytes changes nothing when every broker is inside the band and no topic's
             # replicas or leaders are 2 or more apart (its topic pass looks at no other topic)

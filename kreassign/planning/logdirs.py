@@ -57,6 +57,7 @@ class Volume:
     after: int = 0
     bound: float = float("inf")
     placed: dict[str, int] = field(default_factory=dict)  # bytes the plan puts in each of its dirs
+    largest: int = 0  # the largest replica the plan puts on it
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,35 @@ def broker_volumes(broker: int, dirs: Sequence[LogDir], limit: float) -> list[Vo
     return open_volumes
 
 
+def choose_dirs(usage: Mapping[int, Sequence[LogDir]], brokers: Sequence[int]) -> bool:
+    """Whether one of ``brokers`` has its open log dirs on two or more volumes (the stage has work)."""
+    return any(len({d.volume or d.path for d in usage.get(b, ()) if not d.cordoned}) >= 2 for b in brokers)
+
+
+def unplanned_volume_bytes(
+    rows: Sequence[Row],
+    usage: Mapping[int, Sequence[LogDir]],
+    brokers: Sequence[int],
+    other_bytes: Mapping[int, int],
+    limit: float,
+) -> dict[int, int]:
+    """``other_bytes`` (per broker, the bytes on its disk that the plan does not move) with, for each broker
+    this stage names dirs on whose volumes all say their totals, what its volumes hold on disk beyond the
+    planned partitions' replicas: the disk stages then leave the broker no more than its volumes can take."""
+    result = dict(other_bytes)
+    planned: dict[int, int] = {}
+    for _, _, current, size in rows:
+        for b in current:
+            planned[b] = planned.get(b, 0) + size
+    for b in brokers:
+        dirs = usage.get(b, ())
+        if not broker_volumes(b, dirs, limit) or not all(d.total_bytes and d.usable_bytes is not None for d in dirs):
+            continue
+        held = {d.volume or d.path: d.total_bytes - d.usable_bytes for d in dirs}  # type: ignore[operator]
+        result[b] = max(result.get(b, 0), sum(held.values()) - planned.get(b, 0))
+    return result
+
+
 def choose_log_dirs(
     rows: Sequence[Row],
     plan: Mapping[tuple[str, int], Sequence[int]],
@@ -146,6 +176,7 @@ def choose_log_dirs(
         path = min(volume.dirs, key=lambda d: (volume.placed.get(d, 0), volume.dirs.index(d)))
         volume.placed[path] = volume.placed.get(path, 0) + size
         volume.after += size
+        volume.largest = max(volume.largest, size)
         chosen.setdefault((topic, partition), {})[b] = path
     dirs = {key: tuple(chosen[key].get(b) for b in plan[key]) for key in sorted(chosen)}
     given = {b for named in chosen.values() for b in named}

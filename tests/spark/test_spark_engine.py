@@ -237,7 +237,9 @@ def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, new_cap
 def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
     """Each broker's two log dirs on one volume (the snapshot's ``dirs``): the capacity is the volume's, once,
     so the plan is the one of a single dir of that size (new brokers too small: the driver relieves them);
-    broker 1 with every dir cordoned is drained and broker 2's cordoned dir changes nothing. Both engines."""
+    broker 1 with every dir cordoned is drained and broker 2's cordoned dir changes nothing. Each dir on a
+    volume of its own: the plan names a dir for every replica it adds (the Spark engine collects the plan for
+    it). Both engines."""
     import json
 
     small = 60 << 30
@@ -245,7 +247,7 @@ def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
     write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
     records = [json.loads(line) for line in snapshot.read_text().splitlines()]
 
-    def variant(name: str, shared: bool, cordoned: dict[int, tuple[bool, bool]]) -> Path:
+    def variant(name: str, shared: bool, cordoned: dict[int, tuple[bool, bool]], split: bool = False) -> Path:
         lines = []
         for record in records:
             record = dict(record)
@@ -259,6 +261,13 @@ def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
                          "used_bytes": 0, "cordoned": c}
                         for d, c in zip(("/data", "/data2"), cordoned.get(record["id"], (False, False)), strict=True)
                     ]  # fmt: skip
+                if split:  # two volumes of half the capacity, the second the emptier
+                    record["log_dirs"] = ["/data", "/data2"]
+                    record["dirs"] = [
+                        {"path": d, "volume": d, "total_bytes": capacity // 2, "usable_bytes": capacity // 2 * f // 10,
+                         "used_bytes": 0, "cordoned": False}
+                        for d, f in (("/data", 6), ("/data2", 9))
+                    ]  # fmt: skip
             lines.append(json.dumps(record))
         path = tmp_path / f"{name}.jsonl"
         path.write_text("\n".join(lines) + "\n")
@@ -269,8 +278,9 @@ def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
     one_dir = variant("one-dir", False, {})
     shared = variant("shared", True, {})
     cordoned = variant("cordoned", True, {1: (True, True), 2: (False, True)})
+    split = variant("two-volumes", False, {}, split=True)
     outputs = {}
-    for name, path in (("one-dir", one_dir), ("shared", shared), ("cordoned", cordoned)):
+    for name, path in (("one-dir", one_dir), ("shared", shared), ("cordoned", cordoned), ("two-volumes", split)):
         for engine in ("local", "spark"):
             outputs[name, engine], _ = run_balanced(path, topics, engine, 90)
         assert outputs[name, "spark"] == outputs[name, "local"], name
@@ -278,3 +288,10 @@ def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
     proposal = json.loads(outputs["cordoned", "local"].splitlines()[4])["partitions"]
     assert not any(1 in p["replicas"] for p in proposal)
     assert any(2 in p["replicas"] for p in proposal)
+    named = [
+        (b, d)
+        for p in json.loads(outputs["two-volumes", "local"].splitlines()[4])["partitions"]
+        for b, d in zip(p["replicas"], p["log_dirs"], strict=True)
+        if d != "any"
+    ]
+    assert named and {d for _, d in named} == {"/data", "/data2"}

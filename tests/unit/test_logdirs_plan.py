@@ -81,15 +81,11 @@ def test_replicas_leaving_free_their_own_volume():
     assert choice.dirs == {("t", 1): ("/a",)}  # /a at 30 GB once t-0 leaves: 40 % against /b's 50 %
 
 
-def test_a_volume_past_its_bound_is_reported_and_the_cli_refuses_the_plan(tmp_path, monkeypatch):
-    rows = [("t", 0, (1,), 30 * GB)]
-    plan = {("t", 0): [2]}
-    dirs = {2: [usage("/a", 100 * GB, 70 * GB, volume="/a"), usage("/b", 100 * GB, 75 * GB, volume="/b")]}
-    choice = choose_log_dirs(rows, plan, dirs, [1, 2], 0.8)
-    assert choice.dirs == {("t", 0): ("/a",)}
-    assert [v.label for v in volume_overflows(choice)] == ["/a"]
-
+def jbod_snapshot(tmp_path, broker2_usable: tuple[int, int], size: int, partitions: int) -> tuple[str, str]:
+    """Broker 1: one 200 GB volume holding ``partitions`` partitions of ``size``; broker 2: /a and /b, 100 GB
+    volumes with ``broker2_usable`` free."""
     snapshot = tmp_path / "jbod.jsonl"
+    a, b = broker2_usable
     brokers = (
         SnapshotBroker(1, None, ("/d",), 200 * GB, (SnapshotLogDir("/d", "/d", 200 * GB, 100 * GB, 0),)),
         SnapshotBroker(
@@ -97,21 +93,43 @@ def test_a_volume_past_its_bound_is_reported_and_the_cli_refuses_the_plan(tmp_pa
             None,
             ("/a", "/b"),
             200 * GB,
-            (SnapshotLogDir("/a", "/a", 100 * GB, 30 * GB, 0), SnapshotLogDir("/b", "/b", 100 * GB, 25 * GB, 0)),
+            (SnapshotLogDir("/a", "/a", 100 * GB, a, 0), SnapshotLogDir("/b", "/b", 100 * GB, b, 0)),
         ),
     )
-    partitions = tuple(SnapshotPartition(p, (1,), ("/d",), 30 * GB, 1) for p in range(2))
-    save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", partitions)}), str(snapshot))
+    rows = tuple(SnapshotPartition(p, (1,), ("/d",), size, 1) for p in range(partitions))
+    save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", rows)}), str(snapshot))
     topics = tmp_path / "topics.json"
     topics.write_text('{"version":1,"topics":[{"topic":"t"}]}')
+    return str(snapshot), str(topics)
+
+
+def generate(snapshot: str, topics: str, brokers: str, monkeypatch) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     monkeypatch.setattr(app, "_stderr", err.write)
-    argv = ["--cluster-snapshot-file", str(snapshot), "--generate", "--strategy", "balanced"]
-    argv += ["--topics-to-move-json-file", str(topics), "--broker-list", "1,2"]
+    argv = ["--cluster-snapshot-file", snapshot, "--generate", "--strategy", "balanced"]
+    argv += ["--topics-to-move-json-file", topics, "--broker-list", brokers]
     code = app.run(argv, out=out.write, err=err.write)
-    text = out.getvalue() + err.getvalue()
+    return code, out.getvalue() + err.getvalue()
+
+
+def test_a_broker_whose_volumes_cannot_take_a_replica_does_not_get_it_or_the_plan_is_refused(tmp_path, monkeypatch):
+    rows = [("t", 0, (1,), 30 * GB)]
+    plan = {("t", 0): [2]}
+    dirs = {2: [usage("/a", 100 * GB, 70 * GB, volume="/a"), usage("/b", 100 * GB, 75 * GB, volume="/b")]}
+    choice = choose_log_dirs(rows, plan, dirs, [1, 2], 0.8)
+    assert choice.dirs == {("t", 0): ("/a",)}
+    assert [v.label for v in volume_overflows(choice)] == ["/a"]
+
+    # broker 2 has 15 GB of room on the two volumes together (its disk: 145 of 200 GB used): the plan keeps
+    # both 30 GB partitions on broker 1 rather than fill a volume
+    code, text = generate(*jbod_snapshot(tmp_path, (30 * GB, 25 * GB), 30 * GB, 2), "1,2", monkeypatch)
+    assert code == 0, text
+    assert all(p["replicas"] == [1] for p in json.loads(text.splitlines()[4])["partitions"])
+    # broker 2 alone: 20 GB of room on each volume, 40 GB in all, and one 30 GB partition: it fits the
+    # broker but neither volume, so no plan
+    code, text = generate(*jbod_snapshot(tmp_path, (40 * GB, 40 * GB), 30 * GB, 1), "2", monkeypatch)
     assert code == 1 and "Current partition replica assignment" not in text
-    assert text.startswith("Error: The balanced plan would fill volume /a of broker 2 to 100.0%")
+    assert text.startswith("Error: The balanced plan would fill volume /a of broker 2 to 90.0%"), text
     assert text.count("\n") == 1
 
 
