@@ -417,7 +417,8 @@ _SPECS = (
         "when it is not above it "
         "already. The plan routes replicas around such a broker (back where they are, else to the brokers with "
         "the fewest replicas and the most room, racks respected); when it cannot, it is refused with an error. "
-        "Brokers of unknown capacity are not checked.",
+        "Brokers of unknown capacity are not checked. On a broker whose log dirs are on several volumes, each "
+        "volume is held to F too: the plan names the log dir of each replica it adds there.",
         metavar="F",
         apache=False,
     ),
