@@ -60,3 +60,40 @@ def test_the_band_and_the_broker_left_outside_at_the_terminal(lopsided, tmp_path
     proposal = json.loads(plan.read_text().splitlines()[4])
     holders = next(p["replicas"] for p in proposal["partitions"] if p["topic"] == "big")
     assert outside and {int(b) for b, _ in outside} <= set(holders), (outside, holders)
+
+
+@pytest.fixture(scope="module")
+def jbod(tmp_path_factory):
+    """Brokers 1-3 hold everything on one volume each; broker 4, just added, has /a (70 % used) and /b (10 %)."""
+    from kreassign.snapshot import SnapshotLogDir
+
+    path = tmp_path_factory.mktemp("jbod")
+    gb = 1 << 30
+    parts = tuple(SnapshotPartition(p, (1 + p % 3, 1 + (p + 1) % 3), ("/d", "/d"), gb * (1 + p % 5)) for p in range(60))
+    one = (SnapshotLogDir("/d", "/d", 2000 * gb, 1500 * gb, 0),)
+    two = (SnapshotLogDir("/a", "/a", 1000 * gb, 300 * gb, 0), SnapshotLogDir("/b", "/b", 1000 * gb, 900 * gb, 0))
+    brokers = (*(SnapshotBroker(b, None, ("/d",), 2000 * gb, one) for b in (1, 2, 3)),)
+    brokers += (SnapshotBroker(4, None, ("/a", "/b"), 2000 * gb, two),)
+    save_snapshot(ClusterSnapshot(brokers, {"orders": SnapshotTopic("orders", parts)}), str(path / "c.jsonl"))
+    (path / "topics.json").write_text('{"version":1,"topics":[{"topic":"orders"}]}')
+    return path
+
+
+@pytest.mark.parametrize("cols", [80, 140])
+def test_the_log_dirs_line_at_the_terminal(jbod, tmp_path, cols):
+    """The report's `Log dirs:` line says how many new replicas got a dir and the fullest volume after, every
+    word on the screen; the plan names /b (the emptier volume) for broker 4's new replicas."""
+    plan = tmp_path / "plan.txt"
+    argv = ["--generate", "--cluster-snapshot-file", str(jbod / "c.jsonl"), "--topics-to-move-json-file"]
+    argv += [str(jbod / "topics.json"), "--broker-list", "1,2,3,4", "--strategy", "balanced"]
+    terminal = Terminal(argv, cols=cols, stdout_to=plan)
+    assert terminal.wait(timeout=120) == 0, terminal.text()
+    lines = terminal.lines()
+    assert all(len(line) <= cols for line in lines)
+    text = " ".join(" ".join(lines).split())
+    proposal = json.loads(plan.read_text().splitlines()[4])["partitions"]
+    named = [d for p in proposal for b, d in zip(p["replicas"], p["log_dirs"], strict=True) if b == 4]
+    assert named and set(named) == {"/b"}
+    found = re.search(r"Log dirs: (\d+) new replica\(s\) given a dir on 1 broker\(s\) with several volumes; "
+                      r"fullest volume after: /a of broker 4, 70\.0%\.", text)  # fmt: skip
+    assert found and int(found.group(1)) == len(named), text
