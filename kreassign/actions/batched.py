@@ -100,7 +100,7 @@ def execute_batched(
     if options.dry_run:
         rank = dry_run_rank(port, targets, options.order)
         rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits, rank)
-        out(render_rounds(rounds, options.limits, options.output, rollback))
+        out(render_rounds(rounds, options.limits, options.output, rollback, len(plan.log_dirs)))
         return None
 
     _check_running(port, targets, set(resumed.in_flight) if resumed else set(), options.additional)
@@ -275,7 +275,7 @@ def dry_run_rank(port: ClusterPort, targets, order: str) -> dict[TopicPartition,
     return {tp: i for i, tp in enumerate(sorted(targets, key=lambda tp: sign * sizes.get(tp, 0)))}
 
 
-def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str) -> str:
+def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: str, log_dirs: int = 0) -> str:
     if output == "json":
         return dump(batched_plan_document(rounds, limits, rollback))
     steps = sum(len(r.steps) for r in rounds)
@@ -283,6 +283,11 @@ def render_rounds(rounds: list[Round], limits: Limits, output: str, rollback: st
         f"Batched plan (dry run, nothing changed): {steps} step(s) in {len(rounds)} round(s), {limits.describe()}.",
         "A round starts when the previous one is done; the executor itself starts a step as soon as a slot frees up.",
     ]
+    if log_dirs:
+        lines.append(
+            f"{log_dirs} replica(s) go to the log dir the plan names: named before the step that adds each, "
+            "moved there after its partition's steps when kept on its broker."
+        )
     for r in rounds:
         busiest = busiest_broker(r.steps) if limits.brokers is not None else None
         if busiest is None:

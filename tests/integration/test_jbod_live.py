@@ -103,6 +103,9 @@ def test_the_plan_names_the_emptier_volume_and_a_batched_run_puts_replicas_there
     plan.write_text(json.dumps({"version": 1, "partitions": proposal}))
     run = ["--bootstrap-server", bootstrap, "--execute", "--reassignment-json-file", plan]
     run += ["--max-partition-movements", "2", "--throttle", "10000000", "--journal-file", tmp_path / "journal.json"]
+    code, out, err = cli([*run, "--dry-run"], monkeypatch)
+    assert code == 0, out + err
+    assert f"{len(named)} replica(s) go to the log dir the plan names: named before the step" in out
     code, out, err = cli(run, monkeypatch)
     assert code == 0, out + err
     assert f"{len(named)} replica(s) go to the log dir the plan names." in out
