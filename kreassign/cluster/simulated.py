@@ -7,7 +7,10 @@ have caught up, and the reassignment completes only when every target replica is
 removed replicas go, and a leader that is no longer a replica is replaced by the first in-sync target
 replica. Cancelling drops the replicas being added and keeps the others in the order the reassignment
 listed them (Kafka's revert: a step [1,3,4,2] from [2,3,4] comes back as [3,4,2], not [2,3,4]). Brokers
-can be stopped and started.
+can be stopped and started. Log dirs: one per broker unless ``set_log_dirs`` gives more; a new replica goes
+to the dir AlterReplicaLogDirs named for it beforehand (a preference a restarted broker forgets), else to
+the broker's first dir; a hosted replica moves to another dir at the ``replica.alter.log.dirs`` rate (or the
+bandwidth), and a move to the dir it is in cancels its move.
 Time only moves when ``advance`` (or ``sleep``) is called, so tests need no real sleeps.
 """
 
@@ -26,7 +29,7 @@ from kreassign.cluster.port import (
     ResourceType,
     read_topic_columns,
 )
-from kreassign.errors import PartitionError, UnknownTopicOrPartitionError
+from kreassign.errors import CommandError, PartitionError, UnknownTopicOrPartitionError
 from kreassign.model import (
     Broker,
     PartitionInfo,
@@ -35,7 +38,12 @@ from kreassign.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
-from kreassign.planning.throttles import FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE
+from kreassign.planning.throttles import (
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LOG_DIR_THROTTLED_RATE,
+)
 
 
 @dataclass
@@ -63,6 +71,10 @@ class SimulatedCluster:
         self.calls: list[str] = []  # every mutating call, for tests
         self.fail_next: dict[str, Exception] = {}  # method name -> exception raised once
         self.deleted_topics: set[str] = set()
+        self.log_dirs: dict[int, list[str]] = {}  # brokers with log dirs of their own (set_log_dirs)
+        self.replica_dirs: dict[TopicPartitionReplica, str] = {}  # replicas not in their broker's first dir
+        self.preferred: dict[TopicPartitionReplica, str] = {}  # dirs named for replicas not hosted yet
+        self.dir_moves: dict[TopicPartitionReplica, tuple[str, float]] = {}  # (to, bytes copied)
 
     # ---- set-up and time
     def add_topic(self, name: str, assignment: Sequence[Sequence[int]], size: int = 0, messages: int = 0) -> None:
@@ -95,6 +107,21 @@ class SimulatedCluster:
 
     def start_broker(self, broker_id: int) -> None:
         self.offline.discard(broker_id)
+        for r in [r for r in self.preferred if r.broker_id == broker_id]:  # kept in memory only
+            del self.preferred[r]
+
+    def set_log_dirs(self, broker_id: int, dirs: Sequence[str]) -> None:
+        self.log_dirs[broker_id] = list(dirs)
+
+    def _dirs(self, broker_id: int) -> list[str]:
+        return self.log_dirs.get(broker_id) or [self._log_dir(broker_id)]
+
+    def _dir_of(self, replica: TopicPartitionReplica) -> str:
+        return self.replica_dirs.get(replica) or self._dirs(replica.broker_id)[0]
+
+    def _hosted(self, replica: TopicPartitionReplica) -> bool:
+        part = self.partitions.get(TopicPartition(replica.topic, replica.partition))
+        return part is not None and replica.broker_id in part.replicas
 
     def clock(self) -> float:
         return self.now
@@ -123,6 +150,19 @@ class SimulatedCluster:
                     part.isr.append(r)
             if all(r in part.isr for r in part.target):
                 self._complete(part)
+        for replica, (to, copied) in list(self.dir_moves.items()):
+            part = self.partitions.get(TopicPartition(replica.topic, replica.partition))
+            if part is None or replica.broker_id not in part.replicas:
+                del self.dir_moves[replica]
+                continue
+            if replica.broker_id in self.offline:
+                continue
+            copied += self._link_capacity(replica.broker_id, LOG_DIR_THROTTLED_RATE) * seconds
+            if copied >= part.size:
+                del self.dir_moves[replica]
+                self.replica_dirs[replica] = to
+            else:
+                self.dir_moves[replica] = (to, copied)
 
     def _link_capacity(self, broker: int, config: str) -> float:
         rate = self.configs.get(ConfigResource(ResourceType.BROKER, str(broker)), {}).get(config)
@@ -266,6 +306,10 @@ class SimulatedCluster:
             for r in target:
                 if r not in original and r not in part.copied:
                     part.copied[r] = 0.0
+                    replica = TopicPartitionReplica(tp.topic, tp.partition, r)
+                    self.replica_dirs.pop(replica, None)
+                    if replica in self.preferred:  # the broker creates the replica in the dir named for it
+                        self.replica_dirs[replica] = self.preferred.pop(replica)
             if all(r in part.isr for r in part.target):
                 self._complete(part)
         return errors
@@ -277,9 +321,11 @@ class SimulatedCluster:
         for r in replicas:
             if r.broker_id in self.offline or r.broker_id not in self.brokers:
                 continue
-            part = self.partitions.get(TopicPartition(r.topic, r.partition))
-            hosted = part is not None and r.broker_id in part.replicas
-            result[r] = ReplicaLogDirInfo(self._log_dir(r.broker_id) if hosted else None)
+            if not self._hosted(r):
+                result[r] = ReplicaLogDirInfo(None)
+                continue
+            moving = self.dir_moves.get(r)
+            result[r] = ReplicaLogDirInfo(self._dir_of(r), moving[0] if moving else None)
         return result
 
     @staticmethod
@@ -292,16 +338,37 @@ class SimulatedCluster:
         return {
             b: [
                 LogDirUsage(
-                    self._log_dir(b),
-                    {TopicPartition(r.topic, r.partition): size for r, size in sizes.items() if r.broker_id == b},
+                    d,
+                    {
+                        TopicPartition(r.topic, r.partition): size
+                        for r, size in sizes.items()
+                        if r.broker_id == b and self._dir_of(r) == d
+                    },
                 )
+                for d in self._dirs(b)
             ]
             for b in dict.fromkeys(broker_ids)
             if b in self.brokers and b not in self.offline
         }
 
     def alter_replica_log_dirs(self, moves: Mapping[TopicPartitionReplica, str]) -> set[TopicPartitionReplica]:
-        return set()
+        """Kafka's answer: a replica not hosted yet gets the dir as its preferred one and is not accepted
+        (REPLICA_NOT_AVAILABLE, which the tool retries); a hosted one starts moving (or stops, to its own dir)."""
+        self._fail_if_asked("alter_replica_log_dirs")
+        self.calls.append(f"alter_replica_log_dirs {sorted((str(k), v) for k, v in moves.items())}")
+        accepted = set()
+        for replica, path in moves.items():
+            if path not in self._dirs(replica.broker_id):
+                raise CommandError(f"Failed to alter dir for {replica}")
+            if not self._hosted(replica):
+                self.preferred[replica] = path
+                continue
+            accepted.add(replica)
+            if path == self._dir_of(replica):
+                self.dir_moves.pop(replica, None)
+            elif self.dir_moves.get(replica, (None,))[0] != path:
+                self.dir_moves[replica] = (path, 0.0)
+        return accepted
 
     def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
         self._fail_if_asked("describe_configs")
