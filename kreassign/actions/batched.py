@@ -163,14 +163,17 @@ def execute_batched(
 
 def check_plan_log_dirs(port: ClusterPort, log_dirs: Mapping[TopicPartitionReplica, str]) -> None:
     """Each log dir the plan names is one of its broker's (before the run changes anything: the Apache tool
-    finds out only once the reassignment is under way)."""
+    finds out only once the reassignment is under way). A broker that does not answer (offline: the run waits
+    for it) is not checked."""
     usage = port.describe_log_dirs(sorted({r.broker_id for r in log_dirs}))
     for replica in sorted(log_dirs, key=TopicPartitionReplica.sort_key):
-        paths = [d.path for d in usage.get(replica.broker_id, ())]
+        if replica.broker_id not in usage:
+            continue
+        paths = [d.path for d in usage[replica.broker_id]]
         if log_dirs[replica] not in paths:
             raise CommandError(
                 f"The plan puts {replica.topic}-{replica.partition} in log dir {log_dirs[replica]} of broker "
-                f"{replica.broker_id}, which has no such log dir (its log dirs: {', '.join(paths) or 'none known'}); "
+                f"{replica.broker_id}, which has no such log dir (its log dirs: {', '.join(paths)}); "
                 "nothing was changed"
             )
 
