@@ -30,7 +30,7 @@ class DirPlacement:
         for replica, path in log_dirs.items():
             self.wanted.setdefault(TopicPartition(replica.topic, replica.partition), {})[replica.broker_id] = path
         self.pending: dict[TopicPartition, dict[int, str]] = {}  # partitions whose steps are done, dirs not yet
-        self.moving: dict[TopicPartitionReplica, str] = {}  # intra-broker moves this run started: to, from
+        self.moving: dict[TopicPartitionReplica, str] = {}  # intra-broker moves this run started: the dir left
 
     def prefer(self, steps: Iterable[Step]) -> None:
         """Names the dir of each replica the steps add (a preference its broker keeps until it creates it)."""

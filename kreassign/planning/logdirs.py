@@ -127,15 +127,20 @@ def unplanned_volume_bytes(
     this stage names dirs on whose volumes all say their totals, what its volumes hold on disk beyond the
     planned partitions' replicas: the disk stages then leave the broker no more than its volumes can take."""
     result = dict(other_bytes)
+    known = [
+        b
+        for b in brokers
+        if broker_volumes(b, usage.get(b, ()), limit)
+        and all(d.total_bytes and d.usable_bytes is not None for d in usage[b])
+    ]
+    if not known:
+        return result
     planned: dict[int, int] = {}
     for _, _, current, size in rows:
         for b in current:
             planned[b] = planned.get(b, 0) + size
-    for b in brokers:
-        dirs = usage.get(b, ())
-        if not broker_volumes(b, dirs, limit) or not all(d.total_bytes and d.usable_bytes is not None for d in dirs):
-            continue
-        held = {d.volume or d.path: d.total_bytes - d.usable_bytes for d in dirs}  # type: ignore[operator]
+    for b in known:
+        held = {d.volume or d.path: d.total_bytes - d.usable_bytes for d in usage[b]}  # type: ignore[operator]
         result[b] = max(result.get(b, 0), sum(held.values()) - planned.get(b, 0))
     return result
 
