@@ -8,7 +8,6 @@ Apache way, stops a log-dir move still copying (the replica stays where it was).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -22,24 +21,17 @@ from pathlib import Path
 
 import pytest
 
-import kreassign.cli.app as app
 from kreassign.cluster.kafka import KafkaCluster
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.devcluster.cluster import LocalKafkaCluster
 from kreassign.devcluster.topics import create_topic
 from kreassign.model import TopicPartitionReplica
+from tests.integration.test_disk_truth_live import cli
 from tests.integration.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 LAYOUT = [[1, 2], [2, 3], [3, 1]] * 2
-
-
-def cli(argv: list, monkeypatch) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(app, "_stderr", err.write)
-    code = app.run([str(a) for a in argv], out=out.write, err=err.write)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

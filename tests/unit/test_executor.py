@@ -89,15 +89,16 @@ def cluster(n=10, limits=None, bandwidth=10 * MB) -> Watched:
     return Watched([Broker(i, f"rack-{i % 3}") for i in range(n)], bandwidth=bandwidth, limits=limits)
 
 
-def plan(targets: dict[TopicPartition, tuple[int, ...]]) -> ReassignmentPlan:
-    return ReassignmentPlan(tuple(targets.items()))
+def plan(targets: dict[TopicPartition, tuple[int, ...]], log_dirs=None) -> ReassignmentPlan:
+    return ReassignmentPlan(tuple(targets.items()), dict(log_dirs or {}))
 
 
-def run(sim, targets, tmp_path, limits, reporter=None, **options):
+def run(sim, targets, tmp_path, limits, reporter=None, log_dirs=None, **options):
+    """``log_dirs``: the plan's named log dirs, replica -> dir."""
     out: list[str] = []
     outcome = execute_batched(
         sim,
-        plan(targets),
+        plan(targets, log_dirs),
         BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
         out.append,
         reporter or Recorder(),

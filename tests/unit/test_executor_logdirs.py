@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
 from kreassign.errors import CommandError
 from kreassign.execution.signals import Interrupted
-from kreassign.model import Broker, ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.model import Broker, TopicPartition, TopicPartitionReplica
 from kreassign.planning.steps import Limits
 from tests.unit.test_executor import Recorder, killed_after_polls
+from tests.unit.test_executor import run as batched
 
 MB = 1_000_000
 
@@ -28,19 +28,10 @@ class Sim:
         return sim
 
 
-def run(sim, targets, dirs, tmp_path, reporter=None, limits=None, **options):
+def run(sim, targets, dirs, tmp_path, reporter=None, **options):
+    """``dirs``: (partition, broker) -> the dir the plan names."""
     log_dirs = {TopicPartitionReplica(tp.topic, tp.partition, b): d for (tp, b), d in dirs.items()}
-    out: list[str] = []
-    outcome = execute_batched(
-        sim,
-        ReassignmentPlan(tuple(targets.items()), log_dirs),
-        BatchedOptions(limits=limits or Limits(partitions=1), journal_path=str(tmp_path / "j.json"), **options),
-        out.append,
-        reporter or Recorder(),
-        clock=sim.clock,
-        sleep=sim.sleep,
-    )
-    return outcome, "".join(out)
+    return batched(sim, targets, tmp_path, Limits(partitions=1), reporter, log_dirs, **options)
 
 
 def tp(p):
@@ -110,22 +101,12 @@ def test_a_run_resumed_after_a_crash_finishes_the_dir_moves(tmp_path):
     sim.add_topic("t", [(1, 3), (0, 1)], size=20 * MB)
     targets = {tp(0): (1, 3), tp(1): (0, 1)}
     dirs = {(tp(0), 3): "/b"}
-    killed_after_polls_with_dirs(3, sim, targets, dirs, tmp_path)
+    log_dirs = {TopicPartitionReplica("t", 0, 3): "/b"}
+    killed_after_polls(3, sim, targets, tmp_path, Limits(partitions=1), log_dirs=log_dirs)
     assert where(sim, 0, 3)[1] == "/b"  # the move the dead run started goes on
     outcome, out = run(sim, targets, dirs, tmp_path)
     assert outcome.status == "completed", out
     assert where(sim, 0, 3) == ("/b", None)
-
-
-def killed_after_polls_with_dirs(polls, sim, targets, dirs, tmp_path):
-    from tests.unit import test_executor
-
-    saved = test_executor.run
-    test_executor.run = lambda s, t, path, limits, reporter=None, **o: run(s, t, dirs, path, reporter, limits, **o)
-    try:
-        killed_after_polls(polls, sim, targets, tmp_path, Limits(partitions=1))
-    finally:
-        test_executor.run = saved
 
 
 def test_a_dir_the_broker_lacks_is_refused_before_anything_changes(tmp_path):

@@ -81,35 +81,28 @@ def test_replicas_leaving_free_their_own_volume():
     assert choice.dirs == {("t", 1): ("/a",)}  # /a at 30 GB once t-0 leaves: 40 % against /b's 50 %
 
 
-def jbod_snapshot(tmp_path, broker2_usable: tuple[int, int], size: int, partitions: int) -> tuple[str, str]:
-    """Broker 1: one 200 GB volume holding ``partitions`` partitions of ``size``; broker 2: /a and /b, 100 GB
-    volumes with ``broker2_usable`` free."""
+def jbod_snapshot(tmp_path, volumes: list[tuple], sizes: list[int], new: int = 2) -> tuple[str, str]:
+    """Broker 1: one 400 GB volume holding a partition of each size of topic t; broker ``new``: a 100 GB
+    volume per (path, free bytes[, cordoned]) of ``volumes``."""
     snapshot = tmp_path / "jbod.jsonl"
-    a, b = broker2_usable
+    dirs = tuple(SnapshotLogDir(v[0], v[0], 100 * GB, v[1], 0, *v[2:]) for v in volumes)
     brokers = (
-        SnapshotBroker(1, None, ("/d",), 200 * GB, (SnapshotLogDir("/d", "/d", 200 * GB, 100 * GB, 0),)),
-        SnapshotBroker(
-            2,
-            None,
-            ("/a", "/b"),
-            200 * GB,
-            (SnapshotLogDir("/a", "/a", 100 * GB, a, 0), SnapshotLogDir("/b", "/b", 100 * GB, b, 0)),
-        ),
+        SnapshotBroker(1, None, ("/d",), 400 * GB, (SnapshotLogDir("/d", "/d", 400 * GB, 200 * GB, 0),)),
+        SnapshotBroker(new, None, tuple(d.path for d in dirs), 100 * GB * len(dirs), dirs),
     )
-    rows = tuple(SnapshotPartition(p, (1,), ("/d",), size, 1) for p in range(partitions))
+    rows = tuple(SnapshotPartition(p, (1,), ("/d",), size, 1) for p, size in enumerate(sizes))
     save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", rows)}), str(snapshot))
     topics = tmp_path / "topics.json"
     topics.write_text('{"version":1,"topics":[{"topic":"t"}]}')
     return str(snapshot), str(topics)
 
 
-def generate(snapshot: str, topics: str, brokers: str, monkeypatch) -> tuple[int, str]:
+def generate(snapshot: str, topics: str, monkeypatch, *options: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     monkeypatch.setattr(app, "_stderr", err.write)
-    argv = ["--cluster-snapshot-file", snapshot, "--generate", "--strategy", "balanced"]
-    argv += ["--topics-to-move-json-file", topics, "--broker-list", brokers]
+    argv = ["--cluster-snapshot-file", snapshot, "--generate", "--topics-to-move-json-file", topics, *options]
     code = app.run(argv, out=out.write, err=err.write)
-    return code, out.getvalue() + err.getvalue()
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_a_broker_whose_volumes_cannot_take_a_replica_does_not_get_it_or_the_plan_is_refused(tmp_path, monkeypatch):
@@ -122,39 +115,28 @@ def test_a_broker_whose_volumes_cannot_take_a_replica_does_not_get_it_or_the_pla
 
     # broker 2 has 15 GB of room on the two volumes together (its disk: 145 of 200 GB used): the plan keeps
     # both 30 GB partitions on broker 1 rather than fill a volume
-    code, text = generate(*jbod_snapshot(tmp_path, (30 * GB, 25 * GB), 30 * GB, 2), "1,2", monkeypatch)
-    assert code == 0, text
-    assert all(p["replicas"] == [1] for p in json.loads(text.splitlines()[4])["partitions"])
+    balanced = ("--strategy", "balanced", "--broker-list")
+    snapshot = jbod_snapshot(tmp_path, [("/a", 30 * GB), ("/b", 25 * GB)], [30 * GB] * 2)
+    code, out, err = generate(*snapshot, monkeypatch, *balanced, "1,2")
+    assert code == 0, out + err
+    assert all(p["replicas"] == [1] for p in json.loads(out.splitlines()[4])["partitions"])
     # broker 2 alone: 20 GB of room on each volume, 40 GB in all, and one 30 GB partition: it fits the
     # broker but neither volume, so no plan
-    code, text = generate(*jbod_snapshot(tmp_path, (40 * GB, 40 * GB), 30 * GB, 1), "2", monkeypatch)
+    snapshot = jbod_snapshot(tmp_path, [("/a", 40 * GB), ("/b", 40 * GB)], [30 * GB])
+    code, out, err = generate(*snapshot, monkeypatch, *balanced, "2")
+    text = out + err
     assert code == 1 and "Current partition replica assignment" not in text
     assert text.startswith("Error: The balanced plan would fill volume /a of broker 2 to 90.0%"), text
     assert text.count("\n") == 1
 
 
 def test_the_cli_plan_names_dirs_and_reports_them(tmp_path, monkeypatch):
-    snapshot = tmp_path / "jbod.jsonl"
-    brokers = (
-        SnapshotBroker(1, None, ("/d",), 400 * GB, (SnapshotLogDir("/d", "/d", 400 * GB, 300 * GB, 0),)),
-        SnapshotBroker(
-            2,
-            None,
-            ("/a", "/b"),
-            200 * GB,
-            (SnapshotLogDir("/a", "/a", 100 * GB, 90 * GB, 0), SnapshotLogDir("/b", "/b", 100 * GB, 60 * GB, 0)),
-        ),
+    snapshot = jbod_snapshot(tmp_path, [("/a", 90 * GB), ("/b", 60 * GB)], [GB * (p + 1) for p in range(4)])
+    code, out, err = generate(
+        *snapshot, monkeypatch, "--strategy", "balanced", "--broker-list", "1,2", "--output", "json"
     )
-    partitions = tuple(SnapshotPartition(p, (1,), ("/d",), GB * (p + 1), 1) for p in range(4))
-    save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", partitions)}), str(snapshot))
-    topics = tmp_path / "topics.json"
-    topics.write_text('{"version":1,"topics":[{"topic":"t"}]}')
-    out, err = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(app, "_stderr", err.write)
-    argv = ["--cluster-snapshot-file", str(snapshot), "--generate", "--strategy", "balanced"]
-    argv += ["--topics-to-move-json-file", str(topics), "--broker-list", "1,2", "--output", "json"]
-    assert app.run(argv, out=out.write, err=err.write) == 0, err.getvalue()
-    document = json.loads(out.getvalue())
+    assert code == 0, out + err
+    document = json.loads(out)
     from tests.schema_check import errors, load_schema
 
     assert errors(document, load_schema()) == []
@@ -208,29 +190,9 @@ def test_choices_are_dirs_of_the_broker_not_cordoned_and_the_fullest_is_no_fulle
 
 @pytest.mark.parametrize("cordoned", [False, True])
 def test_replace_broker_names_dirs_on_the_new_broker(tmp_path, monkeypatch, cordoned):
-    snapshot = tmp_path / "jbod.jsonl"
-    brokers = (
-        SnapshotBroker(1, None, ("/d",), 400 * GB, (SnapshotLogDir("/d", "/d", 400 * GB, 300 * GB, 0),)),
-        SnapshotBroker(
-            3,
-            None,
-            ("/a", "/b"),
-            200 * GB,
-            (
-                SnapshotLogDir("/a", "/a", 100 * GB, 50 * GB, 0),
-                SnapshotLogDir("/b", "/b", 100 * GB, 90 * GB, 0, cordoned),
-            ),
-        ),
-    )
-    partitions = tuple(SnapshotPartition(p, (1,), ("/d",), GB, 1) for p in range(3))
-    save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", partitions)}), str(snapshot))
-    topics = tmp_path / "topics.json"
-    topics.write_text('{"version":1,"topics":[{"topic":"t"}]}')
-    out, err = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(app, "_stderr", err.write)
-    argv = ["--cluster-snapshot-file", str(snapshot), "--generate", "--replace-broker", "1=3"]
-    argv += ["--topics-to-move-json-file", str(topics)]
-    assert app.run(argv, out=out.write, err=err.write) == 0, err.getvalue()
-    proposal = json.loads(out.getvalue().splitlines()[4])["partitions"]
+    snapshot = jbod_snapshot(tmp_path, [("/a", 50 * GB), ("/b", 90 * GB, cordoned)], [GB] * 3, new=3)
+    code, out, err = generate(*snapshot, monkeypatch, "--replace-broker", "1=3")
+    assert code == 0, out + err
+    proposal = json.loads(out.splitlines()[4])["partitions"]
     expected = ["any"] if cordoned else ["/b"]  # /b: 10 % used; cordoned, broker 3 has one volume left
     assert [p["log_dirs"] for p in proposal] == [expected] * 3
