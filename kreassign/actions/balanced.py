@@ -195,6 +195,7 @@ def generate_balanced(
     texts: bool = True,
     plan: dict[tuple[str, int], list[int]] | None = None,
     bytes_tolerance: float | None = DEFAULT_TOLERANCE,
+    minimum: tuple[int, int] | None = None,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
     (:mod:`kreassign.planning.quality`, for the plan report) and the engine used.
@@ -207,7 +208,8 @@ def generate_balanced(
     With the Spark engine on a snapshot file, the driver never holds the partitions (:func:`_generate_from_file`);
     ``texts`` False: the result's JSON texts are left empty (they were printed, a piece at a time). Otherwise
     every partition is on the driver (a live cluster, the local engine, --move-budget, a disk to relieve);
-    ``plan``: the Spark engine's plan, collected already by :func:`_generate_from_file`."""
+    ``plan``: the Spark engine's plan, collected already by :func:`_generate_from_file`, with ``minimum`` (the
+    fewest replica moves and their bytes) as its job counted them."""
     source = None if plan is not None else _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
     if source is not None:
         return _generate_from_file(
@@ -235,7 +237,8 @@ def generate_balanced(
         rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
     used = choose_engine(engine, len(rows), spark_master) if plan is None else "spark"
-    minimum = minimum_movement(rows, ctx.brokers, replication_factor)  # for the engine and the report
+    if minimum is None:  # for the engine and the report
+        minimum = minimum_movement(rows, ctx.brokers, replication_factor)
     if plan is None and used == "spark":
         plan = _plan_with_spark(port, topics, ctx, spark_master, spark_conf)
     elif plan is None:
@@ -495,6 +498,7 @@ def _generate_from_file(
                 move_budget=move_budget,
                 plan=planner.collect(),
                 bytes_tolerance=bytes_tolerance,
+                minimum=minimum,
             )
         moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
         if spreads is None:
