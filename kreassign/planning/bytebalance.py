@@ -233,12 +233,24 @@ class _Search:
         # the partners: those the plan moved from a first (moving them back pays), then those it moves to b
         # (free), then any; an empty pool has none to offer
         y_pools = [pool for pool in (undo, state.sized(b, fresh=True), state.sized(b)) if pool]
+        refund = undo[-1][0] if undo else 0  # the most a partner can pay back (only one moving back pays)
+        # The most a move ranks (2 * removed - price) is below 2 * before + refund, and with a replica x that
+        # copies its size, 2 * min(before, 2 * size_x) - size_x + refund (it removes at most the pair's violation,
+        # and at most twice what it transfers), below 3 * before / 2 + refund. A replica the plan moves from b to
+        # a pays its size back moving back: no bound then.
+        returns = bool(state.undo.get(b, {}).get(a))
+        ceilings = (None if returns else 2 * before + refund, 3 * before // 2 + refund)
         seen: set[int] = set()
         tried: set[tuple[int, tuple[int, ...]]] = set()
         best = None
         work = 0
-        for fresh in (True, False):  # those the plan moves to a first: moving them on copies nothing more
+        for fresh, ceiling in zip((True, False), ceilings, strict=True):
+            # those the plan moves to a first: moving them on copies nothing more
             ranked: list[tuple[tuple[int, int, int, int], int, tuple[int, ...], bool]] = []
+            # only a move ranked above this one counts: the other pair's best, or this pair's
+            bar = beat if best is None else best[0]
+            if bar is not None and ceiling is not None and ceiling < bar[0]:
+                continue  # no replica of this pool can do better
             for size_x, x in _candidates(state.sized(a, fresh=fresh), want, least):
                 work += 1
                 if x in seen:
@@ -246,6 +258,9 @@ class _Search:
                 seen.add(x)
                 holders = current[x]
                 price_x = ((b not in holders) - (a not in holders)) * size_x  # state.price(x, a, b)
+                # a move removes at most the pair's violation, and at most twice what it transfers (less than x)
+                if bar is not None and 2 * min(before, 2 * size_x) - price_x + min(refund, size_x - 1) < bar[0]:
+                    continue  # with x, no move ranks above the bar, whatever the partner
                 options = [(0, -1)] if single and size_x < gap else []  # (size, partition) of the partner; -1: none
                 for pool in y_pools:
                     options += nearest(pool, size_x - want, PARTNERS_PER_SIZE, size_x - gap + 1, size_x - 1)
@@ -265,7 +280,7 @@ class _Search:
                         price += ((a not in holders) - (b not in holders)) * size_y  # state.price(y, b, a)
                     if 2 * removed > price:  # else it copies more than twice what it brings in
                         rank = (2 * removed - price, -price, -x, -y)
-                        if beat is None or rank > beat:
+                        if bar is None or rank > bar:
                             whole = removed == before and price <= moved
                             ranked.append((rank, x, (y,) if y >= 0 else (), whole))
             # the best first; the first that keeps the rules is this pool's
