@@ -232,7 +232,11 @@ class _Search:
         undo = sorted((size[y], y) for y in state.undo.get(a, {}).get(b, ()))
         # the partners: those the plan moved from a first (moving them back pays), then those it moves to b
         # (free), then any; an empty pool has none to offer
-        y_pools = [pool for pool in (undo, state.sized(b, fresh=True), state.sized(b)) if pool]
+        y_pools = [undo] if undo else []
+        if len(undo) < len(state.fresh[b]):
+            y_pools.append(state.sized(b, fresh=True))
+        if len(state.fresh[b]) < state.count[b]:
+            y_pools.append(state.sized(b))
         refund = undo[-1][0] if undo else 0  # the most a partner can pay back (only one moving back pays)
         # The most a move ranks (2 * removed - price) is below 2 * before + refund, and with a replica x that
         # copies its size, 2 * min(before, 2 * size_x) - size_x + refund (it removes at most the pair's violation,
@@ -251,6 +255,8 @@ class _Search:
             bar = beat if best is None else best[0]
             if bar is not None and ceiling is not None and ceiling < bar[0]:
                 continue  # no replica of this pool can do better
+            if not fresh and len(state.fresh[a]) == state.count[a]:
+                break  # the plan moves every replica of a there (a broker just added): all were looked at
             for size_x, x in _candidates(state.sized(a, fresh=fresh), want, least):
                 work += 1
                 if x in seen:
