@@ -268,8 +268,10 @@ class _Search:
                 if bar is not None and 2 * min(before, 2 * size_x) - price_x + min(refund, size_x - 1) < bar[0]:
                     continue  # with x, no move ranks above the bar, whatever the partner
                 options = [(0, -1)] if single and size_x < gap else []  # (size, partition) of the partner; -1: none
+                low_y, high_y = size_x - gap + 1, size_x - 1  # the partner's sizes that keep the pair's order
                 for pool in y_pools:
-                    options += nearest(pool, size_x - want, PARTNERS_PER_SIZE, size_x - gap + 1, size_x - 1)
+                    if pool[0][0] <= high_y and pool[-1][0] >= low_y:  # (often none is: no call)
+                        options += nearest(pool, size_x - want, PARTNERS_PER_SIZE, low_y, high_y)
                 for size_y, y in options:
                     moved = size_x - size_y
                     new_a, new_b = held_a - moved, held_b + moved

@@ -371,6 +371,8 @@ def nearest(
 ) -> list[tuple[int, int]]:
     """Up to ``count`` of ``items`` ((size, partition), sorted) sized within low..high, nearest to ``want``
     first (the smaller on a tie)."""
+    if not items or items[-1][0] < low or (high is not None and items[0][0] > high):
+        return []  # none in the window (the usual answer when items are few)
     lo = bisect.bisect_left(items, (low, -1))
     hi = len(items) if high is None else bisect.bisect_right(items, (high, sys.maxsize))
     if lo >= hi:
