@@ -197,8 +197,8 @@ class _Search:
                 continue
             best = None
             for a, b in pairs:
-                found = self.pair(a, b)
-                if found is not None and (best is None or found[0] > best[0]):
+                found = self.pair(a, b, None if best is None else best[0])
+                if found is not None:
                     best = found
                     if found[5]:
                         break  # all of the pair's violation removed, copying at most the bytes it transfers
@@ -212,50 +212,85 @@ class _Search:
             version[b] = version.get(b, 0) + 1
             moved_since = True
 
-    def pair(self, a: int, b: int):
+    def pair(self, a: int, b: int, beat: tuple[int, int, int, int] | None = None):
         """The best move from the heavier ``a`` to the lighter ``b``: (rank, a, b, xs, ys, whole), or None;
-        ``whole``: it ends both inside the band and copies no more than it transfers (no partner does better)."""
+        ``whole``: it ends both inside the band and copies no more than it transfers (no partner does better).
+        ``beat``: the rank of the best move of another pair; only a better one is looked for."""
         state = self.state
         held_a, held_b = state.bytes[a], state.bytes[b]
         gap = held_a - held_b
         if gap <= 1:
             return None
+        low, high, margin = self.low, self.high, self.margin
         before = self.off(held_a) + self.off(held_b)
-        t_low = max(held_a - self.high, self.low - held_b, 1)  # the least that ends both inside
-        t_high = min(held_a - self.low, self.high - held_b)  # the most
+        t_low = max(held_a - high, low - held_b, 1)  # the least that ends both inside
+        t_high = min(held_a - low, high - held_b)  # the most
         want = t_low if t_low <= t_high else gap // 2
-        least = max(held_a - self.high - self.margin, self.low - self.margin - held_b, 1)  # at the band's very edge
+        least = max(held_a - high - margin, low - margin - held_b, 1)  # at the band's very edge
         single = state.count[a] > state.floor and state.count[b] < state.ceil
-        size = state.size
+        size, current = state.size, state.current
         undo = sorted((size[y], y) for y in state.undo.get(a, {}).get(b, ()))
-        y_pools = (undo, state.sized(b, fresh=True), state.sized(b))
-        off = self.off
+        # the partners: those the plan moved from a first (moving them back pays), then those it moves to b
+        # (free), then any; an empty pool has none to offer
+        y_pools = [undo] if undo else []
+        if len(undo) < len(state.fresh[b]):
+            y_pools.append(state.sized(b, fresh=True))
+        if len(state.fresh[b]) < state.count[b]:
+            y_pools.append(state.sized(b))
+        refund = undo[-1][0] if undo else 0  # the most a partner can pay back (only one moving back pays)
+        # The most a move ranks (2 * removed - price) is below 2 * before + refund, and with a replica x that
+        # copies its size, 2 * min(before, 2 * size_x) - size_x + refund (it removes at most the pair's violation,
+        # and at most twice what it transfers), below 3 * before / 2 + refund. A replica the plan moves from b to
+        # a pays its size back moving back: no bound then.
+        returns = bool(state.undo.get(b, {}).get(a))
+        ceilings = (None if returns else 2 * before + refund, 3 * before // 2 + refund)
         seen: set[int] = set()
         tried: set[tuple[int, tuple[int, ...]]] = set()
         best = None
-        for fresh in (True, False):  # those the plan moves to a first: moving them on copies nothing more
+        work = 0
+        for fresh, ceiling in zip((True, False), ceilings, strict=True):
+            # those the plan moves to a first: moving them on copies nothing more
             ranked: list[tuple[tuple[int, int, int, int], int, tuple[int, ...], bool]] = []
+            # only a move ranked above this one counts: the other pair's best, or this pair's
+            bar = beat if best is None else best[0]
+            if bar is not None and ceiling is not None and ceiling < bar[0]:
+                continue  # no replica of this pool can do better
+            if not fresh and len(state.fresh[a]) == state.count[a]:
+                break  # the plan moves every replica of a there (a broker just added): all were looked at
             for size_x, x in _candidates(state.sized(a, fresh=fresh), want, least):
-                self.work += 1
+                work += 1
                 if x in seen:
                     continue
                 seen.add(x)
-                price_x = state.price(x, a, b)
-                options: list[tuple[int, int]] = []  # (partition, size) of the partner; -1: none
-                if single and size_x < gap:
-                    options.append((-1, 0))
-                low_y, high_y = size_x - gap + 1, size_x - 1
+                holders = current[x]
+                price_x = ((b not in holders) - (a not in holders)) * size_x  # state.price(x, a, b)
+                # a move removes at most the pair's violation, and at most twice what it transfers (less than x)
+                if bar is not None and 2 * min(before, 2 * size_x) - price_x + min(refund, size_x - 1) < bar[0]:
+                    continue  # with x, no move ranks above the bar, whatever the partner
+                options = [(0, -1)] if single and size_x < gap else []  # (size, partition) of the partner; -1: none
+                low_y, high_y = size_x - gap + 1, size_x - 1  # the partner's sizes that keep the pair's order
                 for pool in y_pools:
-                    options += (
-                        (y, size_y) for size_y, y in nearest(pool, size_x - want, PARTNERS_PER_SIZE, low_y, high_y)
-                    )
-                for y, size_y in options:
+                    if pool[0][0] <= high_y and pool[-1][0] >= low_y:  # (often none is: no call)
+                        options += nearest(pool, size_x - want, PARTNERS_PER_SIZE, low_y, high_y)
+                for size_y, y in options:
                     moved = size_x - size_y
-                    removed = before - off(held_a - moved) - off(held_b + moved)
-                    price = price_x + (state.price(y, b, a) if y >= 0 else 0)
-                    if removed > 0 and 2 * removed > price:  # else it copies more than twice what it brings in
-                        whole = removed == before and price <= moved
-                        ranked.append(((2 * removed - price, -price, -x, -y), x, (y,) if y >= 0 else (), whole))
+                    new_a, new_b = held_a - moved, held_b + moved
+                    removed = (
+                        before
+                        - (new_a - high if new_a > high else (low - new_a if new_a < low else 0))
+                        - (new_b - high if new_b > high else (low - new_b if new_b < low else 0))
+                    )
+                    if removed <= 0:
+                        continue
+                    price = price_x
+                    if y >= 0:
+                        holders = current[y]
+                        price += ((a not in holders) - (b not in holders)) * size_y  # state.price(y, b, a)
+                    if 2 * removed > price:  # else it copies more than twice what it brings in
+                        rank = (2 * removed - price, -price, -x, -y)
+                        if bar is None or rank > bar:
+                            whole = removed == before and price <= moved
+                            ranked.append((rank, x, (y,) if y >= 0 else (), whole))
             # the best first; the first that keeps the rules is this pool's
             ranked.sort(reverse=True)
             for rank, x, ys, whole in ranked:
@@ -264,7 +299,7 @@ class _Search:
                 if (x, ys) in tried:
                     continue
                 tried.add((x, ys))
-                self.work += 1
+                work += 1
                 if (
                     state.fits(x, a, b)
                     and (not ys or state.fits(ys[0], b, a))
@@ -273,23 +308,25 @@ class _Search:
                     best = (rank, a, b, (x,), ys, whole)
                     break
             if best is not None and best[5]:
-                return best  # a free move that does the whole job: the copied replicas need not be looked at
+                break  # a free move that does the whole job: the copied replicas need not be looked at
+        self.work += work
         return best
 
 
-def _candidates(items: list[tuple[int, int]], want: int, least: int):
+def _candidates(items: list[tuple[int, int]], want: int, least: int) -> list[tuple[int, int]]:
     """The replicas of a giving broker one pair tries: the :data:`SIZES_TRIED` nearest to ``want``, a few nearest
     to ``least`` (when copying ``want`` costs too much, the least that helps may not), then a few nearest to
     each of :data:`LADDER` rungs from 8 times ``want`` on (a small transfer may need a larger replica with a
     partner just smaller than it)."""
-    yield from nearest(items, want, SIZES_TRIED, low=1)
-    if least < want:
-        yield from nearest(items, least, SIZES_TRIED // 2, low=least)
     if not items:
-        return
+        return []
+    found = nearest(items, want, SIZES_TRIED, low=1)
+    if least < want:
+        found += nearest(items, least, SIZES_TRIED // 2, low=least)
     aim = want * 8
     for _ in range(LADDER):
         if aim > items[-1][0]:
-            return
-        yield from nearest(items, aim, SIZES_TRIED // 4, low=1)
+            break
+        found += nearest(items, aim, SIZES_TRIED // 4, low=1)
         aim *= 8
+    return found

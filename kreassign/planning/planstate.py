@@ -17,7 +17,8 @@ import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, groupby
+from itertools import chain
+from operator import itemgetter
 
 from kreassign.planning.capacity import disk_bounds
 from kreassign.planning.context import BalanceContext, Row
@@ -71,11 +72,14 @@ class PlanState:
         self.budget = budget
         self.in_bytes = budget.unit == "bytes"
         self.rows = ordered = sorted(rows)
-        self.size = sizes = [size or 0 for _, _, _, size in ordered]
-        self.current = currents = [current for _, _, current, _ in ordered]
-        self.reps = reps = [plan[(t, p)] for t, p, _, _ in ordered]  # copied when first changed
-        if not set(ctx.brokers).issuperset(chain.from_iterable(reps)):
-            raise ValueError("the plan places a replica on a broker that is not chosen")
+        sizes = list(map(itemgetter(3), ordered))
+        if None in sizes:
+            sizes = [size or 0 for size in sizes]
+        self.size = sizes
+        self.current = currents = list(map(itemgetter(2), ordered))
+        names = list(map(itemgetter(0), ordered))
+        # copied when first changed
+        self.reps = reps = list(map(plan.__getitem__, zip(names, map(itemgetter(1), ordered), strict=True)))
         self.chosen = ctx.brokers
         self.group = {b: ctx.group(b) for b in ctx.brokers}
         brokers = len(ctx.brokers)
@@ -84,41 +88,44 @@ class PlanState:
         self.ceil = self.floor + (1 if extra else 0)
         self.lfloor, lextra = divmod(len(reps), brokers)
         self.lceil = self.lfloor + (1 if lextra else 0)
-        # per topic (in name order; rows are sorted, so each topic is a run of partitions)
+        # per topic (in name order; rows are sorted, so each topic is a run of partitions); per broker its
+        # replicas, bytes, leaderships and the replicas the plan moves there: one pass, a topic at a time, so that
+        # what a partition holds is read while it is at hand
         self.topic: list[int] = []
         self.partitions: list[range] = []  # topic -> its partitions' numbers
         self.tb: list[dict[int, int]] = []  # topic -> broker -> replicas
         self.lb: list[dict[int, int]] = []  # topic -> broker -> leaders
-        start = 0
-        for _, run in groupby(ordered, key=lambda row: row[0]):
-            length = sum(1 for _ in run)
-            self.topic += [len(self.tb)] * length
-            self.partitions.append(range(start, start + length))
-            self.tb.append(dict(Counter(chain.from_iterable(reps[start : start + length]))))
-            self.lb.append(dict(Counter(r[0] for r in reps[start : start + length] if r)))
-            start += length
         on: dict[int, list[int]] = {b: [] for b in ctx.brokers}
         led: dict[int, list[int]] = {b: [] for b in ctx.brokers}
         fresh: dict[int, list[int]] = {b: [] for b in ctx.brokers}
         add_on = {b: items.append for b, items in on.items()}
         add_led = {b: items.append for b, items in led.items()}
-        add_fresh = {b: items.append for b, items in fresh.items()}
         bytes_ = dict.fromkeys(ctx.brokers, 0)
-        for pid, replicas in enumerate(reps):
-            current, size = currents[pid], sizes[pid]
-            for b in replicas:
-                add_on[b](pid)
-                bytes_[b] += size
-                if b not in current:
-                    add_fresh[b](pid)
-            if replicas:
-                add_led[replicas[0]](pid)
         # per broker a, per broker b: the partitions the plan moves from a (in the cluster now) to b
         self.undo: dict[int, dict[int, set[int]]] = {}
-        for b, items in fresh.items():
-            for pid in items:
-                for a in currents[pid]:
-                    self.undo.setdefault(a, {}).setdefault(b, set()).add(pid)
+        start = 0
+        try:
+            for name in dict.fromkeys(names):
+                end = bisect.bisect_right(names, name, start)
+                run = reps[start:end]
+                self.topic += [len(self.tb)] * (end - start)
+                self.partitions.append(range(start, end))
+                self.tb.append(dict(Counter(chain.from_iterable(run))))
+                self.lb.append(dict(Counter(map(itemgetter(0), filter(None, run)))))
+                for pid, replicas, current in zip(range(start, end), run, currents[start:end], strict=True):
+                    size = sizes[pid]
+                    for b in replicas:
+                        add_on[b](pid)
+                        bytes_[b] += size
+                        if b not in current:
+                            fresh[b].append(pid)
+                            for a in current:
+                                self._undo_set(a, b).add(pid)
+                    if replicas:
+                        add_led[replicas[0]](pid)
+                start = end
+        except KeyError:
+            raise ValueError("the plan places a replica on a broker that is not chosen") from None
         self.fresh_brokers = {b for b, items in fresh.items() if items}
         self.on = on  # partitions with a replica on b
         self.fresh = fresh  # those the plan moves to b
@@ -140,6 +147,16 @@ class PlanState:
         self.extra_replicas = self.extra_bytes = self.replica_moves = self.leader_moves = 0
         self.changed: set[int] = set()
         self.total = total
+
+    def _undo_set(self, a: int, b: int) -> set[int]:
+        """The partitions the plan moves from a to b, a set to add to (made on first use)."""
+        into = self.undo.get(a)
+        if into is None:
+            into = self.undo[a] = {}
+        moved = into.get(b)
+        if moved is None:
+            moved = into[b] = set()
+        return moved
 
     def store(self, plan: dict[tuple[str, int], list[int]]) -> None:
         """Writes the partitions the moves changed back into ``plan``."""
@@ -185,8 +202,9 @@ class PlanState:
         cache = self.fresh_by_size if fresh else self.by_size
         items = cache.get(broker)
         if items is None:
-            size = self.size
-            items = cache[broker] = sorted([(size[p], p) for p in (self.fresh if fresh else self.on)[broker]])
+            pids = sorted((self.fresh if fresh else self.on)[broker])
+            pids.sort(key=self.size.__getitem__)  # by size, then number: faster than sorting the pairs
+            items = cache[broker] = list(zip(map(self.size.__getitem__, pids), pids, strict=True))
         return items
 
     def window(self, a: int, b: int, low: int, high: int, want: float, allowance: int) -> list[int]:
@@ -287,7 +305,7 @@ class PlanState:
             self.fresh_brokers.add(dst)
             _sorted_add(self.fresh_by_size.get(dst), (size, pid))
             for holder in current:
-                self.undo.setdefault(holder, {}).setdefault(dst, set()).add(pid)
+                self._undo_set(holder, dst).add(pid)
         self.count[src] -= 1
         self.count[dst] += 1
         self.bytes[src] -= size
@@ -353,6 +371,8 @@ def nearest(
 ) -> list[tuple[int, int]]:
     """Up to ``count`` of ``items`` ((size, partition), sorted) sized within low..high, nearest to ``want``
     first (the smaller on a tie)."""
+    if not items or items[-1][0] < low or (high is not None and items[0][0] > high):
+        return []  # none in the window (the usual answer when items are few)
     lo = bisect.bisect_left(items, (low, -1))
     hi = len(items) if high is None else bisect.bisect_right(items, (high, sys.maxsize))
     if lo >= hi:
