@@ -248,11 +248,7 @@ class TopicState(PlanState):
 
     def _apply_leaderships(self, move: list[tuple[int, int, int]]) -> None:
         for pid, src, dst in move:
-            replicas = self._replicas(pid)
-            replicas.remove(dst)
-            replicas.insert(0, dst)
-            self.leader_moves += 1
-            self._lead(pid, src, dst)
+            self.transfer_leadership(pid, src, dst)
 
     def _leader_move(self, t: int) -> tuple[list[tuple[int, int, int]] | None, int]:
         counts = self.lb[t]

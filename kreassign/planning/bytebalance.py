@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from kreassign.planning.budget import TopicState
 from kreassign.planning.context import BalanceContext, Row
-from kreassign.planning.planstate import MoveBudget, PlanState, nearest
+from kreassign.planning.planstate import MoveBudget, PlanState, count_spread, nearest, range_ok
 
 DEFAULT_TOLERANCE = 0.05
 """``--bytes-tolerance``'s default: 5 % of the mean bytes per broker either way."""
@@ -57,6 +57,8 @@ PARTNERS_TRIED = 3
 """Brokers on the other side of the mean one step tries, furthest first."""
 SIZES_TRIED = 6
 """Replicas of the giving broker one pair tries per pool, nearest to the wanted size first."""
+HANDOVER_TRIED = 24
+"""Leadership changes one move that would break the leaders' rule tries to go with it (:meth:`_Search.handover`)."""
 PARTNERS_PER_SIZE = 2
 """Replicas of the receiving broker tried per replica leaving, per pool, nearest to the wanted size first."""
 LADDER = 1
@@ -159,6 +161,7 @@ class _Search:
         # to the edge of that band is still inside the real one after a later move nudges it.
         self.margin = (high - low) // 40
         self.state, self.low, self.high, self.mean = state, low + self.margin, high - self.margin, mean
+        self.band = (low, high)
         self.work = 0
 
     def off(self, held: int) -> int:
@@ -166,6 +169,18 @@ class _Search:
         return held - self.high if held > self.high else (self.low - held if held < self.low else 0)
 
     def run(self) -> None:
+        """The moves that copy at most twice what they bring into the band; then, only for brokers still
+        outside (small clusters of few, large partitions), any move that brings them closer, whatever it copies,
+        and moves that keep the leaders' rule only with a leadership handed over (:meth:`handover`)."""
+        self.costly = False
+        self.search()
+        low, high = self.band
+        if not low <= self.state.by_bytes[0][0] <= self.state.by_bytes[-1][0] <= high:
+            # the real band now (no margin): no costly move for a broker inside it
+            self.costly, self.low, self.high, self.margin = True, low, high, 0
+            self.search()
+
+    def search(self) -> None:
         state, mean = self.state, self.mean
         stuck: set[int] = set()
         moved_since = False  # a move since the last time every broker outside the band was stuck
@@ -206,14 +221,62 @@ class _Search:
                 stuck.add(target)
                 failed[target] = signature
                 continue
-            _, a, b, xs, ys, _ = best
+            _, a, b, xs, ys, _, handover = best
             state.apply(a, b, xs, ys)
+            for pid, src, dst in handover or ():
+                state.transfer_leadership(pid, src, dst)
             version[a] = version.get(a, 0) + 1
             version[b] = version.get(b, 0) + 1
             moved_since = True
 
+    def handover(self, a: int, b: int, x: int, ys: Sequence[int]) -> list[tuple[int, int, int]] | None:
+        """For a move that keeps every rule but the leaders' (a partition ``g`` leads goes to ``r``, which leads
+        it then): leaderships changed with it, within partitions, so that leaders per broker stay within
+        floor..ceil and no topic's leaders end wider apart: another replica of that partition leads it instead
+        of ``r``, or ``g`` gets the leadership of a partition it is a follower of after the move, or both (the
+        fewest changes first). A list of (partition, from, to) to make after the move, or None."""
+        state = self.state
+        reps, lead, lfloor, lceil = state.reps, state.lead, state.lfloor, state.lceil
+        y = ys[0] if ys else None
+        lr = (reps[x][0] == a) - (y is not None and reps[y][0] == b)
+        if not lr:
+            return None  # no leadership changes hands: a topic's leaders are what stops it
+        # g gives up the leadership of `moving` to r; it joins `joined` as a follower
+        g, r, moving, joined = (a, b, x, y) if lr > 0 else (b, a, y, x)
+        assert moving is not None
+        leaders = [r, *sorted((e for e in reps[moving] if e != g), key=lambda e: (lead[e], e))]
+        givers = [None] if joined is None else [None, joined]
+        givers += sorted(z for z in state.on[g] if z != moving and z != joined and reps[z][0] != g)
+        tried = 0
+        for changes in (1, 2):
+            for e in leaders:
+                for z in givers:
+                    if (e != r) + (z is not None) != changes:
+                        continue
+                    tried += 1
+                    if tried > HANDOVER_TRIED:
+                        return None
+                    net = {g: -1, r: 1}
+                    shifts = [(state.topic[moving], g, r)]
+                    if e != r:
+                        net[r] -= 1
+                        net[e] = net.get(e, 0) + 1
+                        shifts.append((state.topic[moving], r, e))
+                    if z is not None:
+                        d = reps[z][0]
+                        net[d] = net.get(d, 0) - 1
+                        net[g] += 1
+                        shifts.append((state.topic[z], d, g))
+                    if all(range_ok(lead[c], lead[c] + n, lfloor, lceil) for c, n in net.items() if n) and (
+                        _leaders_spread_ok(state, shifts)
+                    ):
+                        moves = [(moving, r, e)] if e != r else []
+                        return moves + ([(z, reps[z][0], g)] if z is not None else [])
+        return None
+
     def pair(self, a: int, b: int, beat: tuple[int, int, int, int] | None = None):
-        """The best move from the heavier ``a`` to the lighter ``b``: (rank, a, b, xs, ys, whole), or None;
+        """The best move from the heavier ``a`` to the lighter ``b``: (rank, a, b, xs, ys, whole, handover), or
+        None (``handover``: the leadership that goes with it, :meth:`handover`);
         ``whole``: it ends both inside the band and copies no more than it transfers (no partner does better).
         ``beat``: the rank of the best move of another pair; only a better one is looked for."""
         state = self.state
@@ -286,7 +349,7 @@ class _Search:
                     if y >= 0:
                         holders = current[y]
                         price += ((a not in holders) - (b not in holders)) * size_y  # state.price(y, b, a)
-                    if 2 * removed > price:  # else it copies more than twice what it brings in
+                    if 2 * removed > price or self.costly:  # else it copies more than twice what it brings in
                         rank = (2 * removed - price, -price, -x, -y)
                         if bar is None or rank > bar:
                             whole = removed == before and price <= moved
@@ -300,17 +363,35 @@ class _Search:
                     continue
                 tried.add((x, ys))
                 work += 1
-                if (
-                    state.fits(x, a, b)
-                    and (not ys or state.fits(ys[0], b, a))
-                    and state.evaluate(a, b, (x,), ys) is not None
-                ):
-                    best = (rank, a, b, (x,), ys, whole)
+                if not state.fits(x, a, b) or (ys and not state.fits(ys[0], b, a)):
+                    continue
+                if state.evaluate(a, b, (x,), ys) is not None:
+                    best = (rank, a, b, (x,), ys, whole, None)
                     break
+                if self.costly and state.evaluate(a, b, (x,), ys, leaders=False) is not None:
+                    handover = self.handover(a, b, x, ys)
+                    if handover is not None:
+                        best = (rank, a, b, (x,), ys, whole, handover)
+                        break
             if best is not None and best[5]:
                 break  # a free move that does the whole job: the copied replicas need not be looked at
         self.work += work
         return best
+
+
+def _leaders_spread_ok(state: PlanState, shifts: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether the leaderships ``shifts`` ((topic, from, to)) leave no topic's leaders wider apart."""
+    changed: dict[int, dict[int, int]] = {}
+    for t, src, dst in shifts:
+        counts = changed.setdefault(t, dict(state.lb[t]))
+        counts[src] = counts.get(src, 0) - 1
+        counts[dst] = counts.get(dst, 0) + 1
+    brokers = len(state.chosen)
+    for t, counts in changed.items():
+        after = {b: n for b, n in counts.items() if n}
+        if count_spread(after, brokers) > count_spread(state.lb[t], brokers):
+            return False
+    return True
 
 
 def _candidates(items: list[tuple[int, int]], want: int, least: int) -> list[tuple[int, int]]:

@@ -222,9 +222,12 @@ class PlanState:
                 low = max(low, -allowance)
         return [pid for _, pid in nearest(items, want, PARTNERS, low, high)]
 
-    def evaluate(self, a: int, b: int, xs: Sequence[int], ys: Sequence[int]) -> tuple[int, int, int] | None:
+    def evaluate(
+        self, a: int, b: int, xs: Sequence[int], ys: Sequence[int], leaders: bool = True
+    ) -> tuple[int, int, int] | None:
         """Replicas of ``xs`` go from a to b (they fit), those of ``ys`` from b to a (they fit): None when a
-        rule or the budget forbids it, else the change of the three objective levels (each <= 0)."""
+        rule or the budget forbids it, else the change of the three objective levels (each <= 0).
+        ``leaders`` False: the leadership rules are left to the caller (the second level is then 0)."""
         extra = sum(self.price(x, a, b) for x in xs) + sum(self.price(y, b, a) for y in ys)
         if extra > self.room():
             return None
@@ -234,8 +237,8 @@ class PlanState:
             and range_ok(self.count[b], self.count[b] + r, self.floor, self.ceil)
         ):
             return None
-        led_x = [x for x in xs if self.reps[x][0] == a]
-        led_y = [y for y in ys if self.reps[y][0] == b]
+        led_x = [x for x in xs if self.reps[x][0] == a] if leaders else []
+        led_y = [y for y in ys if self.reps[y][0] == b] if leaders else []
         lr = len(led_x) - len(led_y)
         if lr and not (
             range_ok(self.lead[a], self.lead[a] - lr, self.lfloor, self.lceil)
@@ -315,6 +318,14 @@ class PlanState:
         _shift(self.tb[t], src, dst)
         if position == 0:
             self._lead(pid, src, dst)
+
+    def transfer_leadership(self, pid: int, src: int, dst: int) -> None:
+        """``dst``, a replica of ``pid``, leads it instead of ``src`` (no replica moves)."""
+        replicas = self._replicas(pid)
+        replicas.remove(dst)
+        replicas.insert(0, dst)
+        self.leader_moves += 1
+        self._lead(pid, src, dst)
 
     def _lead(self, pid: int, src: int, dst: int) -> None:
         self.lead[src] -= 1

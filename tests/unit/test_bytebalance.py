@@ -100,10 +100,11 @@ def small_cluster(shape):
     return rack_of, sorted(rows)
 
 
-def some_plan_within(rows, ctx, tolerance) -> bool:
+def some_plan_within(rows, ctx, tolerance, spreads=None) -> bool:
     """Is there any plan (every partition on distinct brokers, its replication factor, the rack rule, replicas
-    per broker within floor..ceil of the mean) whose bytes per broker are all within the band? Leaders are left
-    out: they carry no bytes, and floor..ceil of them is always reachable when replicas are."""
+    per broker within floor..ceil of the mean, with ``spreads`` no topic's replicas wider apart than that) whose
+    bytes per broker are all within the band? Leaders are left out: they carry no bytes, and floor..ceil of them
+    is always reachable when replicas are."""
     brokers = ctx.brokers
     total = sum(len(r[2]) for r in rows)
     floor, extra = divmod(total, len(brokers))
@@ -127,7 +128,10 @@ def some_plan_within(rows, ctx, tolerance) -> bool:
         held = Counter()
         for replicas, row in zip(combo, rows, strict=True):
             held.update(dict.fromkeys(replicas, row[3]))
-        if all(low <= held.get(b, 0) <= high for b in brokers):
+        if not all(low <= held.get(b, 0) <= high for b in brokers):
+            continue
+        placed = {(t, p): replicas for (t, p, _, _), replicas in zip(rows, combo, strict=True)}
+        if spreads is None or all(spreads[t] >= n for t, n in topic_spreads(placed, brokers).items()):
             return True
     return False
 
@@ -135,12 +139,35 @@ def some_plan_within(rows, ctx, tolerance) -> bool:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small, st.sampled_from([0.05, 0.2, 0.5]))
 def test_within_the_band_whenever_a_brute_force_search_finds_a_plan_that_is(shape, tolerance):
+    """Among the plans that keep the stage's rules: no topic's replicas wider apart than in the plan it gets
+    (a band reachable only by spreading a topic wider is not sought; 1 case in 6,000 random ones here)."""
     rack_of, rows = small_cluster(shape)
     ctx = make_context(list(rack_of.items()), None, rows)
     plan = plan_balanced(rows, ctx)
+    spreads = topic_spreads(plan, ctx.brokers)
     band = balance_bytes(rows, plan, ctx, tolerance)
-    if some_plan_within(rows, ctx, tolerance):
+    if some_plan_within(rows, ctx, tolerance, spreads):
         assert not band.outside, (rows, plan, band)
+
+
+@pytest.mark.parametrize(
+    ("seed", "brokers", "new", "racks", "tolerance"),
+    [(785, 4, 0, 0, 0.05), (49822, 4, 0, 0, 0.2), (39489, 4, 0, 2, 0.5), (88721, 4, 1, 0, 0.2)],
+)
+def test_cases_hypothesis_found(seed, brokers, new, racks, tolerance):
+    """Two topics of partitions of 1, 10, 100 or 1,000 bytes, RF 2: the band needs a leadership handed over
+    with a swap (785, 49822), or a move that copies more than twice what it brings into the band (39489,
+    88721); before, the stage left 2 to 4 brokers outside."""
+    shape = {"seed": seed, "brokers": brokers, "new": new, "racks": racks, "partitions": 5, "rf": 2, "topics": 2}
+    if seed == 49822:
+        shape["partitions"] = 3
+    rack_of, rows = small_cluster(shape)
+    ctx = make_context(list(rack_of.items()), None, rows)
+    plan = plan_balanced(rows, ctx)
+    before = {key: list(replicas) for key, replicas in plan.items()}
+    band = balance_bytes(rows, plan, ctx, tolerance)
+    assert band.outside == ()
+    check_stage(rows, ctx, before, plan, UNLIMITED)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
