@@ -32,6 +32,11 @@ no move helps is passed over for the next one (and tried again once other moves 
 a band narrowed by a fortieth of its width each side, so that a later move cannot nudge a broker it brought to
 the edge back out. Bounded: :data:`WORK_LIMIT` candidates in all.
 
+**A second pass**, only when a broker is still outside the real band (small clusters of few, large
+partitions): the same search on the real band, taking any move that brings it closer whatever it copies, and
+a move the leaders' rule blocks when a leadership handed over within a partition keeps the rule
+(:meth:`_Search.handover`). Plans that end inside the band after the first pass are what they were.
+
 A broker can stay outside the band: one replica larger than the band (a partition of 30 % of the mean), or no
 move within the rules. :class:`ByteBand` names those brokers and why, for the plan report.
 
