@@ -85,7 +85,9 @@ class LogDirChoice:
 
 def broker_volumes(broker: int, dirs: Sequence[LogDir], limit: float) -> list[Volume]:
     """The volumes of a broker whose dirs take new replicas (not cordoned), in the order of its first dir on
-    each; an empty list when they are fewer than two (nothing to choose)."""
+    each; an empty list when they are fewer than two (nothing to choose, and nothing summed)."""
+    if open_volumes(dirs) < 2:
+        return []
     volumes: dict[str, Volume] = {}
     for d in dirs:
         label = d.volume or d.path
@@ -101,19 +103,22 @@ def broker_volumes(broker: int, dirs: Sequence[LogDir], limit: float) -> list[Vo
             volume.before = max(volume.before, 0) + sum(s for s in d.replica_sizes.values() if s > 0)
         if not d.cordoned:
             volume.dirs.append(d.path)
-    open_volumes = [v for v in volumes.values() if v.dirs]
-    if len(open_volumes) < 2:
-        return []
-    for v in open_volumes:
+    chosen = [v for v in volumes.values() if v.dirs]
+    for v in chosen:
         v.after = v.before
         if v.total:
             v.bound = max(limit * v.total, v.before)
-    return open_volumes
+    return chosen
+
+
+def open_volumes(dirs: Sequence[LogDir]) -> int:
+    """How many volumes a broker's log dirs that are not cordoned are on."""
+    return len({d.volume or d.path for d in dirs if not d.cordoned})
 
 
 def choose_dirs(usage: Mapping[int, Sequence[LogDir]], brokers: Sequence[int]) -> bool:
     """Whether one of ``brokers`` has its open log dirs on two or more volumes (the stage has work)."""
-    return any(len({d.volume or d.path for d in usage.get(b, ()) if not d.cordoned}) >= 2 for b in brokers)
+    return any(open_volumes(usage.get(b, ())) >= 2 for b in brokers)
 
 
 def unplanned_volume_bytes(
