@@ -74,6 +74,9 @@ def test_killed_pytest_leaves_no_broker(tmp_path: Path, signum: signal.Signals) 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        # Ctrl-C as at a terminal: a run started in the background of a shell without job control inherits
+        # SIGINT ignored, and the inner pytest would never see it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         wait_until(lambda: (base / "READY").exists() or proc.poll() is not None, timeout=150)
