@@ -4,8 +4,9 @@ Without a dir in the plan (``"any"``) a broker puts a new replica in the log dir
 partitions, whatever their bytes: one disk of a JBOD broker can fill while another is nearly empty. This
 stage runs last, on the driver, with the plan either engine produced, and names a dir for every replica the
 plan adds to a broker whose log dirs that take new replicas (not cordoned, KIP-1066) are on two or more
-volumes (``volume``, resolved by the caller: :func:`kreassign.cluster.port.with_volumes`). Every other replica keeps ``"any"``: a broker with one
-volume places it as well as any choice could, and a replica already on its broker stays in its dir.
+volumes (``volume``, resolved by the caller: :func:`kreassign.cluster.port.with_volumes`). Every other
+replica keeps ``"any"``: a broker with one volume places it as well as any choice could, and a replica
+already on its broker stays in its dir.
 
 A volume's bytes before the plan are what it holds on disk (``total_bytes - usable_bytes``, or, when the broker
 does not say, the sizes of the replicas in its dirs); the replicas the plan takes off the broker free their
@@ -14,7 +15,9 @@ each on the volume of its broker that ends least full: the lowest share of its t
 known, else the fewest bytes; a volume it would take past its bound (``--max-disk-usage`` of its total, or
 its bytes before when it was fuller already) only when every volume would be. Within the volume, the dir
 that got the fewest bytes from the plan (then the first). :func:`volume_overflows` lists the volumes that end
-past their bound and grew: the caller refuses such a plan.
+past their bound and grew: the caller has such a broker take less and runs its stages again, then refuses the
+plan. :func:`unplanned_volume_bytes` gives the disk stages what a broker's volumes hold beyond the planned
+replicas, so that they leave it no more than its volumes can take.
 """
 
 from __future__ import annotations
