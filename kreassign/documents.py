@@ -86,6 +86,8 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
     if choice is not None and choice.volumes:
         budget["log_dirs"] = {
             "replicas": choice.replicas,
+            "replicas_moved_within": choice.moved_within,
+            "bytes_moved_within": choice.bytes_moved_within,
             "volumes": [
                 {
                     "broker": v.broker,
@@ -95,6 +97,8 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
                     "bytes_before": v.before,
                     "bytes_after": v.after,
                     "bytes_placed": sum(v.placed.values()),
+                    "bytes_moved_out": v.moved_out,
+                    "limit_bytes": None if v.limit == float("inf") else int(v.limit),
                 }
                 for v in choice.volumes
             ],

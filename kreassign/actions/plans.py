@@ -134,7 +134,8 @@ def generate_replacement(
     quality = measure_plan(rows, plan, chosen, minimum=(minimum_moves, minimum_bytes))
     # each NEW with log dirs on several volumes: a dir per replica it takes (--max-disk-usage's default bound)
     targets = sorted(set(pairs.values()) & racks.keys())
-    choice = choose_log_dirs(rows, plan, with_volumes(port.describe_log_dirs(targets)), targets, DEFAULT_MAX_DISK_USAGE)
+    usage = with_volumes(port.describe_log_dirs(targets))
+    choice = choose_log_dirs(rows, plan, usage, targets, DEFAULT_MAX_DISK_USAGE, relieve=False)  # nothing else moves
     check_volumes(choice, DEFAULT_MAX_DISK_USAGE)
     return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice)
 

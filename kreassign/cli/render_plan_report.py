@@ -55,16 +55,30 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
         lines.append(line + ".")
     choice = quality.log_dirs
     if choice is not None and choice.volumes:
-        line = (
-            f"Log dirs: {choice.replicas} new replica(s) given a dir on {choice.brokers} broker(s) with several volumes"
-        )
+        within = choice.moved_within
+        parts = []
+        if choice.replicas > within:
+            parts.append(
+                f"{choice.replicas - within} new replica(s) given a dir on {choice.brokers} broker(s) with several "
+                "volumes"
+            )
+        if within:
+            parts.append(
+                f"{within} replica(s) ({format_bytes(choice.bytes_moved_within)}) moved to another volume of "
+                "their broker"
+            )
         fullest = choice.fullest()
         if fullest is not None:
-            line += (
-                f"; fullest volume after: {fullest.label} of broker {fullest.broker}, "
-                f"{100 * fullest.after / fullest.total:.1f}%"  # type: ignore[operator]
+            parts.append(f"fullest volume after: {_volume_share(fullest)}")
+        lines.append("Log dirs: " + "; ".join(parts) + ".")
+        above = choice.above_limit()
+        if above:
+            named = ", ".join(_volume_share(v) for v in above[:3])
+            more = f" and {len(above) - 3} more" if len(above) > 3 else ""
+            lines.append(
+                f"Log dirs above --max-disk-usage after the plan: {named}{more} (no room on the broker's other "
+                "volumes for the replicas of the listed topics)."
             )
-        lines.append(line + ".")
     spent = quality.budget
     if spent is not None:
         if spent.budget.unit == "bytes":
@@ -149,3 +163,8 @@ class _Sink:
 
     def flush(self) -> None:
         pass
+
+
+def _volume_share(volume) -> str:
+    """``/data-1 of broker 4, 83.0%``: a volume of known total, how full it ends."""
+    return f"{volume.label} of broker {volume.broker}, {100 * volume.after / volume.total:.1f}%"

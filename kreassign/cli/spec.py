@@ -418,7 +418,8 @@ _SPECS = (
         "already. The plan routes replicas around such a broker (back where they are, else to the brokers with "
         "the fewest replicas and the most room, racks respected); when it cannot, it is refused with an error. "
         "Brokers of unknown capacity are not checked. On a broker whose log dirs are on several volumes, each "
-        "volume is held to F too: the plan names the log dir of each replica it adds there.",
+        "volume is held to F too: the plan names the log dir of each replica it adds there, and moves replicas "
+        "it keeps on a volume above F to the broker's other volumes.",
         metavar="F",
         apache=False,
     ),

@@ -6,7 +6,7 @@ stage runs last, on the driver, with the plan either engine produced, and names 
 plan adds to a broker whose log dirs that take new replicas (not cordoned, KIP-1066) are on two or more
 volumes (``volume``, resolved by the caller: :func:`kreassign.cluster.port.with_volumes`). Every other
 replica keeps ``"any"``: a broker with one volume places it as well as any choice could, and a replica
-already on its broker stays in its dir.
+already on its broker stays in its dir, unless its volume ends above its limit (below).
 
 A volume's bytes before the plan are what it holds on disk (``total_bytes - usable_bytes``, or, when the broker
 does not say, the sizes of the replicas in its dirs); the replicas the plan takes off the broker free their
@@ -16,14 +16,24 @@ known, else the fewest bytes; a volume it would take past its bound (``--max-dis
 its bytes before when it was fuller already) only when every volume would be. Within the volume, the dir
 that got the fewest bytes from the plan (then the first). :func:`volume_overflows` lists the volumes that end
 past their bound and grew: the caller has such a broker take less and runs its stages again, then refuses the
-plan. :func:`unplanned_volume_bytes` gives the disk stages what a broker's volumes hold beyond the planned
+plan.
+
+**A volume above its limit** (``--max-disk-usage`` of its total) after the new replicas, typically one that
+was that full before the plan: replicas of the listed topics that the plan keeps on the broker move from it to
+the broker's other volumes that stay within their own limit, one at a time, the smallest that brings it down
+to its limit, else the largest that fits another volume, each to the volume that ends least full. Such a move
+copies within the broker (AlterReplicaLogDirs, throttled by ``--replica-alter-log-dirs-throttle``), not over the
+network. A volume no such move brings within its limit is reported (:meth:`LogDirChoice.above_limit`);
+``--replace-broker`` moves nothing of the kind (``relieve`` False). :func:`unplanned_volume_bytes` gives the disk stages what a broker's volumes hold beyond the planned
 replicas, so that they leave it no more than its volumes can take.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Protocol
 
 from kreassign.model import TopicPartition
@@ -61,6 +71,10 @@ class Volume:
     bound: float = float("inf")
     placed: dict[str, int] = field(default_factory=dict)  # bytes the plan puts in each of its dirs
     largest: int = 0  # the largest replica the plan puts on it
+    new_replicas: int = 0  # how many replicas the plan adds to the broker go to it
+    limit: float = float("inf")  # --max-disk-usage of its total (inf: total unknown)
+    moved_out: int = 0  # bytes of replicas kept on the broker that the plan moves to its other volumes
+    moved_replicas: int = 0  # how many
 
 
 @dataclass(frozen=True)
@@ -74,11 +88,26 @@ class LogDirChoice:
 
     @property
     def replicas(self) -> int:
+        """Replicas given a dir: the new ones and those moved between the volumes of their broker."""
         return sum(d is not None for dirs in self.dirs.values() for d in dirs)
 
     @property
+    def moved_within(self) -> int:
+        """Replicas the plan keeps on their broker and moves to another of its volumes."""
+        return sum(v.moved_replicas for v in self.volumes)
+
+    @property
+    def bytes_moved_within(self) -> int:
+        return sum(v.moved_out for v in self.volumes)
+
+    def above_limit(self) -> list[Volume]:
+        """The volumes that end above --max-disk-usage of their total (their other volumes had no room)."""
+        return [v for v in self.volumes if v.after > v.limit]
+
+    @property
     def brokers(self) -> int:
-        return len({v.broker for v in self.volumes})
+        """Brokers given a new replica in a named dir."""
+        return len({v.broker for v in self.volumes if v.new_replicas})
 
     def fullest(self) -> Volume | None:
         """The volume of known total that ends the fullest (by share), None when no total is known."""
@@ -110,7 +139,8 @@ def broker_volumes(broker: int, dirs: Sequence[LogDir], limit: float) -> list[Vo
     for v in chosen:
         v.after = v.before
         if v.total:
-            v.bound = max(limit * v.total, v.before)
+            v.limit = limit * v.total
+            v.bound = max(v.limit, v.before)
     return chosen
 
 
@@ -159,8 +189,10 @@ def choose_log_dirs(
     usage: Mapping[int, Sequence[LogDir]],
     brokers: Sequence[int],
     limit: float,
+    relieve: bool = True,
 ) -> LogDirChoice:
-    """The dirs of the replicas ``plan`` adds to ``brokers`` with two or more volumes (see the module)."""
+    """The dirs of the replicas ``plan`` adds to ``brokers`` with two or more volumes, and (``relieve``) of
+    the replicas it keeps there that move off a volume above its limit (see the module)."""
     volumes = {b: v for b in brokers if (v := broker_volumes(b, usage.get(b, ()), limit))}
     if not volumes:
         return LogDirChoice({}, [])
@@ -173,27 +205,75 @@ def choose_log_dirs(
                 for tp, held in d.replica_sizes.items():
                     where[(b, tp)] = (volume, held)
     new: list[tuple[int, str, int, int]] = []  # (-size, topic, partition, broker)
+    kept: dict[int, list[tuple[int, str, int]]] = {}  # per volume (id), its replicas the plan keeps
     for topic, partition, current, size in rows:
         target = plan[(topic, partition)]
         for b in current:
-            if b in volumes and b not in target:
+            if b in volumes:
                 found = where.get((b, TopicPartition(topic, partition)))
-                if found is not None:
-                    found[0].after -= found[1] if found[1] > 0 else size
+                if found is None:
+                    continue
+                held = found[1] if found[1] > 0 else size
+                if b not in target:
+                    found[0].after -= held
+                elif relieve:
+                    kept.setdefault(id(found[0]), []).append((held, topic, partition))
         new.extend((-size, topic, partition, b) for b in target if b in volumes and b not in current)
     new.sort()
     chosen: dict[tuple[str, int], dict[int, str]] = {}
     for negative, topic, partition, b in new:
         size = -negative
         volume = min(volumes[b], key=lambda v: _fill_key(v, size, volumes[b]))
-        path = min(volume.dirs, key=lambda d: (volume.placed.get(d, 0), volume.dirs.index(d)))
-        volume.placed[path] = volume.placed.get(path, 0) + size
-        volume.after += size
+        chosen.setdefault((topic, partition), {})[b] = _place(volume, size)
         volume.largest = max(volume.largest, size)
-        chosen.setdefault((topic, partition), {})[b] = path
+        volume.new_replicas += 1
+    for b in sorted(volumes) if kept else ():
+        for volume in volumes[b]:
+            _relieve(b, volume, volumes[b], sorted(kept.get(id(volume), ())), chosen)
     dirs = {key: tuple(chosen[key].get(b) for b in plan[key]) for key in sorted(chosen)}
-    given = {b for named in chosen.values() for b in named}
-    return LogDirChoice(dirs, [v for b in sorted(given) for v in volumes[b]])
+    shown = {b for named in chosen.values() for b in named} | {
+        b for b, vs in volumes.items() if any(v.after > v.limit for v in vs)
+    }
+    return LogDirChoice(dirs, [v for b in sorted(shown) for v in volumes[b]])
+
+
+def _place(volume: Volume, size: int) -> str:
+    """Puts a replica of ``size`` bytes in the dir of ``volume`` that got the fewest bytes from the plan (then
+    the first); that dir."""
+    path = min(volume.dirs, key=lambda d: (volume.placed.get(d, 0), volume.dirs.index(d)))
+    volume.placed[path] = volume.placed.get(path, 0) + size
+    volume.after += size
+    return path
+
+
+def _relieve(
+    broker: int,
+    volume: Volume,
+    siblings: Sequence[Volume],
+    kept: list[tuple[int, str, int]],
+    chosen: dict[tuple[str, int], dict[int, str]],
+) -> None:
+    """While ``volume`` is above its limit, one of its replicas the plan keeps on ``broker`` (``kept``:
+    (bytes, topic, partition), sorted) goes to the sibling volume that ends least full and stays within its
+    own limit: the smallest replica that brings ``volume`` down to its limit, else the largest that fits
+    (the fewest bytes copied within the broker, a replica at a time)."""
+    others = [v for v in siblings if v is not volume and v.total]
+    while volume.after > volume.limit and kept and others:
+        excess = volume.after - volume.limit
+        room = max(v.limit - v.after for v in others)
+        fits = bisect.bisect_right(kept, room, key=itemgetter(0))  # kept[:fits] fit a sibling
+        if not fits:
+            return  # not even the smallest replica fits elsewhere
+        enough = bisect.bisect_left(kept, excess, hi=fits, key=itemgetter(0))
+        size, topic, partition = kept.pop(enough if enough < fits else fits - 1)
+        target = min(
+            (v for v in others if v.after + size <= v.limit),
+            key=lambda v: (v.after + size) / v.total,  # type: ignore[operator]
+        )
+        chosen.setdefault((topic, partition), {})[broker] = _place(target, size)
+        volume.after -= size
+        volume.moved_out += size
+        volume.moved_replicas += 1
 
 
 def _fill_key(volume: Volume, size: int, siblings: Sequence[Volume]) -> tuple:

@@ -4,7 +4,9 @@ figures of the tmpfs). The balanced plan names that dir for the replicas it adds
 ends least full), "any" for every other replica; a batched run puts each new replica straight into its dir
 (the dir is named before the step), moves a replica the plan keeps on its broker into the dir the plan names,
 refuses a dir its broker does not have before changing anything, and, cancelled from a second shell the
-Apache way, stops a log-dir move still copying (the replica stays where it was)."""
+Apache way, stops a log-dir move still copying (the replica stays where it was). A volume above
+--max-disk-usage gives the replicas the plan keeps on it to the broker's other volume (the Apache --execute
+and --verify carry the move out)."""
 
 from __future__ import annotations
 
@@ -208,3 +210,53 @@ def test_a_replica_kept_on_its_broker_moves_to_its_dir_and_a_cancel_stops_a_move
         assert not any(throttle(k) for values in configs.values() for k in values), configs
     finally:
         adapter.close()
+
+
+def test_a_volume_above_the_limit_gives_kept_replicas_to_the_other_volume(jbod_cluster, tmp_path, monkeypatch):
+    cluster, _ = jbod_cluster
+    bootstrap = cluster.bootstrap_servers
+    root_dir, shm_dir = (str(d) for d in cluster.node(4).log_dirs)
+    topic = f"jbod-full-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, [[4], [4], [4]], messages=300, size=1000)
+    replicas = [TopicPartitionReplica(topic, p, 4) for p in range(3)]
+    adapter = KafkaCluster(bootstrap)
+    try:  # every replica on the root volume first
+        adapter.alter_replica_log_dirs(dict.fromkeys(replicas, root_dir))
+    finally:
+        adapter.close()
+
+    def in_dir(path: str) -> bool:
+        return all((i.current, i.future) == (path, None) for i in where(bootstrap, replicas).values())
+
+    wait_until(lambda: in_dir(root_dir), timeout=60)
+    # --max-disk-usage at half the share of the root volume Kafka reports in use (total - usable bytes): the
+    # root volume is above it, the tmpfs far below
+    stat = os.statvfs(root_dir)
+    limit = f"{(1 - stat.f_bavail / stat.f_blocks) / 2:.3f}"
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    argv = ["--bootstrap-server", bootstrap, "--generate", "--strategy", "balanced", "--broker-list", "4"]
+    argv += ["--topics-to-move-json-file", topics, "--max-disk-usage", limit]
+    code, out, err = cli(argv, monkeypatch)
+    assert code == 0, out + err
+    proposal = json.loads(out.splitlines()[4])["partitions"]
+    assert [(p["replicas"], p["log_dirs"]) for p in proposal] == [([4], [shm_dir])] * 3
+    assert "Log dirs: 3 replica(s) (" in err and ") moved to another volume of their broker" in err
+    # three small replicas cannot bring the root volume within the limit: the report says so
+    assert "Log dirs above --max-disk-usage after the plan: " in err and " of broker 4, " in err
+
+    # the Apache way: --execute, then --verify until done
+    plan = tmp_path / "relief.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": proposal}))
+    base = ["--bootstrap-server", bootstrap, "--reassignment-json-file", plan]
+    code, out, err = cli([*base, "--execute"], monkeypatch)
+    assert code == 0, out + err
+
+    def verified() -> bool:
+        code, out, _ = cli([*base, "--verify"], monkeypatch)
+        return code == 0 and all(
+            f"Reassignment of replica {topic}-{p}-4 completed successfully." in out for p in range(3)
+        )
+
+    wait_until(verified, timeout=60)
+    assert in_dir(shm_dir)

@@ -81,6 +81,66 @@ def test_replicas_leaving_free_their_own_volume():
     assert choice.dirs == {("t", 1): ("/a",)}  # /a at 30 GB once t-0 leaves: 40 % against /b's 50 %
 
 
+def test_a_volume_above_its_limit_gives_kept_replicas_to_the_broker_s_other_volume():
+    sizes = [2 * GB, 5 * GB, 12 * GB, 20 * GB]
+    held = {TopicPartition("t", p): size for p, size in enumerate(sizes)}
+    rows = [("t", p, (2,), size) for p, size in enumerate(sizes)]
+    plan = {("t", p): [2] for p in range(4)}  # the plan keeps every replica on broker 2
+
+    def dirs(b_used: int):
+        return {2: [usage("/a", 100 * GB, 90 * GB, held, volume="/a"), usage("/b", 100 * GB, b_used, volume="/b")]}
+
+    # /a is 10 GB above its 80 GB limit: the smallest replica that brings it down (12 GB) goes to /b
+    choice = choose_log_dirs(rows, plan, dirs(30 * GB), [2], 0.8)
+    assert choice.dirs == {("t", 2): ("/b",)}
+    assert (choice.moved_within, choice.bytes_moved_within, choice.brokers) == (1, 12 * GB, 0)
+    assert {v.label: v.after for v in choice.volumes} == {"/a": 78 * GB, "/b": 42 * GB}
+    assert choice.above_limit() == [] and volume_overflows(choice) == []
+    # /b has 6 GB of room: the largest replica that fits goes (5 GB), then none fits; /a is reported
+    choice = choose_log_dirs(rows, plan, dirs(74 * GB), [2], 0.8)
+    assert choice.dirs == {("t", 1): ("/b",)}
+    assert [(v.label, v.after) for v in choice.above_limit()] == [("/a", 85 * GB)]
+    # --replace-broker moves nothing else: no relief
+    assert choose_log_dirs(rows, plan, dirs(30 * GB), [2], 0.8, relieve=False).dirs == {}
+    # a replica the plan takes off the broker frees its volume first: nothing left to relieve
+    plan[("t", 3)] = [1]
+    assert choose_log_dirs(rows, plan, dirs(30 * GB), [1, 2], 0.8).dirs == {}
+
+
+def test_the_cli_plan_relieves_a_full_volume_and_reports_it(tmp_path, monkeypatch):
+    sizes = [2 * GB, 5 * GB, 12 * GB, 20 * GB]
+    dirs = (SnapshotLogDir("/a", "/a", 100 * GB, 10 * GB, 0), SnapshotLogDir("/b", "/b", 100 * GB, 70 * GB, 0))
+    brokers = (SnapshotBroker(2, None, ("/a", "/b"), 200 * GB, dirs),)
+    rows = tuple(SnapshotPartition(p, (2,), ("/a",), size, 2) for p, size in enumerate(sizes))
+    snapshot = tmp_path / "full.jsonl"
+    save_snapshot(ClusterSnapshot(brokers, {"t": SnapshotTopic("t", rows)}), str(snapshot))
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[{"topic":"t"}]}')
+    balanced = ("--strategy", "balanced", "--broker-list", "2")
+    code, out, err = generate(str(snapshot), str(topics), monkeypatch, *balanced)
+    assert code == 0, out + err
+    proposal = json.loads(out.splitlines()[4])["partitions"]
+    assert [(p["replicas"], p["log_dirs"]) for p in proposal] == [([2], ["any"])] * 2 + [([2], ["/b"]), ([2], ["any"])]
+    assert "Log dirs: 1 replica(s) (12.0 GiB) moved to another volume of their broker; fullest volume after: " in err
+    assert "/a of broker 2, 78.0%." in err and "above --max-disk-usage" not in err
+    code, out, err = generate(str(snapshot), str(topics), monkeypatch, *balanced, "--output", "json")
+    assert code == 0, out + err
+    document = json.loads(out)
+    from tests.schema_check import errors, load_schema
+
+    assert errors(document, load_schema()) == []
+    report = document["report"]["log_dirs"]
+    assert (report["replicas"], report["replicas_moved_within"], report["bytes_moved_within"]) == (1, 1, 12 * GB)
+    assert [(v["volume"], v["bytes_moved_out"], v["limit_bytes"]) for v in report["volumes"]] == [
+        ("/a", 12 * GB, 80 * GB),
+        ("/b", 0, 80 * GB),
+    ]
+    # --max-disk-usage 0.5: /b can take 20 GB, /a must lose 40: it stays above, and the report says so
+    code, out, err = generate(str(snapshot), str(topics), monkeypatch, *balanced, "--max-disk-usage", "0.5")
+    assert code == 0, out + err
+    assert "Log dirs above --max-disk-usage after the plan: /a of broker 2, 70.0%" in err
+
+
 def jbod_snapshot(tmp_path, volumes: list[tuple], sizes: list[int], new: int = 2) -> tuple[str, str]:
     """Broker 1: one 400 GB volume holding a partition of each size of topic t; broker ``new``: a 100 GB
     volume per (path, free bytes[, cordoned]) of ``volumes``."""
@@ -175,7 +235,7 @@ def test_choices_are_dirs_of_the_broker_not_cordoned_and_the_fullest_is_no_fulle
     assert all(d[0] in open_dirs for d in choice.dirs.values())
     placed = sum(sum(v.placed.values()) for v in choice.volumes)
     assert placed == sum(sizes) * GB
-    assert sum(v.after - v.before for v in choice.volumes) == placed
+    assert sum(v.after - v.before for v in choice.volumes) == placed and choice.moved_within == 0
     # greedy largest-first onto the least full: no volume ends more than the largest replica above the
     # emptiest one it could have gone to
     shares = [v.after / v.total for v in choice.volumes if v.dirs]
