@@ -429,6 +429,7 @@ def _generate_from_file(
     from kreassign.planning.capacity import disk_bounds
     from kreassign.planning.placement import get_broker_metadata
     from kreassign.planning.quality import quality_of, topic_dimension
+    from kreassign.planning.scope import scope_topics
     from kreassign.spark import snapshot_planner
 
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
@@ -478,11 +479,25 @@ def _generate_from_file(
             # replicas or leaders are 2 or more apart (its topic pass looks at no other topic)
             held = totals["bytes"][1]
             _, low, high = band_of(sum(held.get(b, 0) for b in ctx.brokers), len(ctx.brokers), bytes_tolerance)
-            relieve = any(not low <= held.get(b, 0) <= high for b in ctx.brokers)
-            if not relieve:
-                spreads = planner.topic_spreads(ctx.brokers)
-                relieve = any(s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values())
+            outside = any(not low <= held.get(b, 0) <= high for b in ctx.brokers)
+            spreads = planner.topic_spreads(ctx.brokers)
             band = unchanged_band(held, ctx.brokers, bytes_tolerance)
+            if outside or any(s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values()):
+                # the stage's topics (planning.scope): all of them (their partitions are few enough to
+                # collect), or a share of them, collected with the totals of the others
+                stats = {t: (s[1][2], s[1][0], s[3][0]) for t, s in spreads.items() if s[1][2]}
+                scope = scope_topics(stats, len(ctx.brokers))
+                relieve = scope is None
+                if scope is not None:
+                    rows, plan = planner.scoped(scope)
+                    before = {key: list(replicas) for key, replicas in plan.items()}
+                    rest = planner.rest(scope)
+                    band = balance_bytes(
+                        rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage, rest=rest
+                    )
+                    planner.change({key: replicas for key, replicas in plan.items() if replicas != before[key]})
+                    del rows, plan, before
+                    totals, spreads = planner.broker_totals(), None
         if move_budget is not None or relieve:
             return generate_balanced(
                 port,

@@ -52,13 +52,16 @@ from dataclasses import dataclass
 
 from kreassign.planning.budget import TopicState
 from kreassign.planning.context import BalanceContext, Row
-from kreassign.planning.planstate import MoveBudget, PlanState, count_spread, nearest, range_ok
+from kreassign.planning.planstate import MoveBudget, PlanState, Rest, count_spread, nearest, range_ok
+from kreassign.planning.scope import narrow
 
 DEFAULT_TOLERANCE = 0.05
 """``--bytes-tolerance``'s default: 5 % of the mean bytes per broker either way."""
 LARGE_SHARE = 0.05
 """A replica larger than this share of the mean bytes per broker may keep its broker outside the band."""
 PARTNERS_TRIED = 3
+COSTLY_PARTNERS_TRIED = 12
+"""The same in the second pass (:meth:`_Search.run`)."""
 """Brokers on the other side of the mean one step tries, furthest first."""
 SIZES_TRIED = 6
 """Replicas of the giving broker one pair tries per pool, nearest to the wanted size first."""
@@ -123,14 +126,19 @@ def balance_bytes(
     capacities: Mapping[int, int | None] | None = None,
     other_bytes: Mapping[int, int] | None = None,
     limit: float = 0.8,
+    rest: Rest | None = None,
 ) -> ByteBand:
     """Brings ``plan`` (changed in place) within the band; ``rows``: the partitions as they are now (topic,
     partition, current replicas, size); ``capacities``, ``other_bytes`` and ``limit`` as for
-    :func:`kreassign.planning.capacity.fit_disk_capacity`."""
+    :func:`kreassign.planning.capacity.fit_disk_capacity`. The stage looks at the topics of its scope
+    (:mod:`kreassign.planning.scope`); ``rest``: given when ``rows`` are those topics' already, what the others
+    add up to."""
+    if rest is None and (narrowed := narrow(rows, plan, ctx.brokers)) is not None:
+        rows, rest = narrowed
     # First each topic's replicas and leaders evened out by swaps that move no more replicas (the budget's
     # first two levels with a budget of 0: a replica the plan moves from A to B comes back, one of A's own goes
     # to B instead), then bytes, in the same indexes.
-    state = TopicState(rows, plan, ctx, MoveBudget(0), capacities or {}, other_bytes or {}, limit)
+    state = TopicState(rows, plan, ctx, MoveBudget(0), capacities or {}, other_bytes or {}, limit, rest)
     state.improve_topic_replicas()
     state.improve_topic_leaders()
     topic_moves, leader_moves = state.replica_moves, state.leader_moves
@@ -144,7 +152,7 @@ def balance_bytes(
         held = state.bytes[b]
         if low <= held <= high:
             continue
-        largest = max((state.size[p] for p in state.on[b]), default=0)
+        largest = max(max((state.size[p] for p in state.on[b]), default=0), state.rest.largest.get(b, 0))
         reason = "large replica" if largest > LARGE_SHARE * mean else "no move"
         outside.append(OutsideBand(b, held, largest, reason))
     return ByteBand(
@@ -177,12 +185,13 @@ class _Search:
         """The moves that copy at most twice what they bring into the band; then, only for brokers still
         outside (small clusters of few, large partitions), any move that brings them closer, whatever it copies,
         and moves that keep the leaders' rule only with a leadership handed over (:meth:`handover`)."""
-        self.costly = False
+        self.costly, self.partners = False, PARTNERS_TRIED
         self.search()
         low, high = self.band
         if not low <= self.state.by_bytes[0][0] <= self.state.by_bytes[-1][0] <= high:
             # the real band now (no margin): no costly move for a broker inside it
             self.costly, self.low, self.high, self.margin = True, low, high, 0
+            self.partners = COSTLY_PARTNERS_TRIED
             self.search()
 
     def search(self) -> None:
@@ -205,11 +214,11 @@ class _Search:
                 continue
             if over >= under:
                 target = heavy[1]  # type: ignore[index]
-                partners = [b for held, b in by_bytes[:PARTNERS_TRIED] if held < mean]
+                partners = [b for held, b in by_bytes[: self.partners] if held < mean]
                 pairs = [(target, b) for b in partners]
             else:
                 target = light[1]  # type: ignore[index]
-                partners = [b for held, b in reversed(by_bytes[-PARTNERS_TRIED:]) if held > mean]
+                partners = [b for held, b in reversed(by_bytes[-self.partners :]) if held > mean]
                 pairs = [(a, target) for a in partners]
             signature = tuple((x, version.get(x, 0)) for x in (target, *partners))
             if failed.get(target) == signature:  # nothing it or its partners hold changed since it found no move
@@ -303,7 +312,7 @@ class _Search:
         y_pools = [undo] if undo else []
         if len(undo) < len(state.fresh[b]):
             y_pools.append(state.sized(b, fresh=True))
-        if len(state.fresh[b]) < state.count[b]:
+        if len(state.fresh[b]) < len(state.on[b]):
             y_pools.append(state.sized(b))
         refund = undo[-1][0] if undo else 0  # the most a partner can pay back (only one moving back pays)
         # The most a move ranks (2 * removed - price) is below 2 * before + refund, and with a replica x that
@@ -323,7 +332,7 @@ class _Search:
             bar = beat if best is None else best[0]
             if bar is not None and ceiling is not None and ceiling < bar[0]:
                 continue  # no replica of this pool can do better
-            if not fresh and len(state.fresh[a]) == state.count[a]:
+            if not fresh and len(state.fresh[a]) == len(state.on[a]):
                 break  # the plan moves every replica of a there (a broker just added): all were looked at
             for size_x, x in _candidates(state.sized(a, fresh=fresh), want, least):
                 work += 1

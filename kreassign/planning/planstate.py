@@ -16,7 +16,7 @@ import bisect
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
 
@@ -37,6 +37,21 @@ class MoveBudget:
     def __post_init__(self) -> None:
         if self.unit not in ("replicas", "bytes") or self.amount < 0:
             raise ValueError(f"invalid move budget {self.amount} {self.unit}")
+
+
+@dataclass(frozen=True)
+class Rest:
+    """What the partitions a stage leaves alone add up to (the topics outside its scope,
+    :mod:`kreassign.planning.scope`), per broker after the plan: replicas, leaderships, bytes and the largest
+    replica; and before it ``held``, the bytes of the distinct replicas of each partition (what
+    :mod:`kreassign.planning.capacity` counts); ``partitions``: how many."""
+
+    partitions: int = 0
+    replicas: Mapping[int, int] = field(default_factory=dict)
+    leaders: Mapping[int, int] = field(default_factory=dict)
+    bytes: Mapping[int, int] = field(default_factory=dict)
+    largest: Mapping[int, int] = field(default_factory=dict)
+    held: Mapping[int, int] = field(default_factory=dict)
 
 
 def range_ok(old: int, new: int, low: int, high: int) -> bool:
@@ -67,7 +82,12 @@ class PlanState:
         capacities: Mapping[int, int | None],
         other_bytes: Mapping[int, int],
         limit: float,
+        rest: Rest | None = None,
     ) -> None:
+        """``rows`` and ``plan``: the partitions the moves may change; ``rest``: what the others add up to
+        (none when ``rows`` are all of them)."""
+        rest = rest or Rest()
+        self.rest = rest
         self.ctx = ctx
         self.budget = budget
         self.in_bytes = budget.unit == "bytes"
@@ -83,10 +103,10 @@ class PlanState:
         self.chosen = ctx.brokers
         self.group = {b: ctx.group(b) for b in ctx.brokers}
         brokers = len(ctx.brokers)
-        total = sum(map(len, reps))
+        total = sum(map(len, reps)) + sum(rest.replicas.values())
         self.floor, extra = divmod(total, brokers)
         self.ceil = self.floor + (1 if extra else 0)
-        self.lfloor, lextra = divmod(len(reps), brokers)
+        self.lfloor, lextra = divmod(len(reps) + rest.partitions, brokers)
         self.lceil = self.lfloor + (1 if lextra else 0)
         # per topic (in name order; rows are sorted, so each topic is a run of partitions); per broker its
         # replicas, bytes, leaderships and the replicas the plan moves there: one pass, a topic at a time, so that
@@ -100,7 +120,7 @@ class PlanState:
         fresh: dict[int, list[int]] = {b: [] for b in ctx.brokers}
         add_on = {b: items.append for b, items in on.items()}
         add_led = {b: items.append for b, items in led.items()}
-        bytes_ = dict.fromkeys(ctx.brokers, 0)
+        bytes_ = {b: rest.bytes.get(b, 0) for b in ctx.brokers}
         # per broker a, per broker b: the partitions the plan moves from a (in the cluster now) to b
         self.undo: dict[int, dict[int, set[int]]] = {}
         start = 0
@@ -131,11 +151,12 @@ class PlanState:
         self.fresh = fresh  # those the plan moves to b
         self.led = led  # partitions b leads
         self.bytes = bytes_
-        self.count = {b: len(items) for b, items in on.items()}
-        self.lead = {b: len(items) for b, items in led.items()}
+        self.count = {b: len(items) + rest.replicas.get(b, 0) for b, items in on.items()}
+        self.lead = {b: len(items) + rest.leaders.get(b, 0) for b, items in led.items()}
         self.bounds: dict[int, float] = {}
         if any(capacities.get(b) for b in ctx.brokers):
             used_before: Counter[int] = Counter(other_bytes)
+            used_before.update(rest.held)
             for pid, current in enumerate(currents):
                 used_before.update(dict.fromkeys(current, sizes[pid]))
             self.bounds = disk_bounds(used_before, capacities, ctx.brokers, limit)

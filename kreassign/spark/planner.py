@@ -12,12 +12,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kreassign.planning.context import BalanceContext
+from kreassign.planning.context import BalanceContext, Row
+from kreassign.planning.planstate import Rest
 from kreassign.spark.counts import _kept_and_forced, _minimum, _minimum_of, _stay
-from kreassign.spark.frames import _INTS, _KEEP, _keep, _table, _Timings
+from kreassign.spark.frames import _INTS, _KEEP, _keep, _replace, _table, _Timings
 from kreassign.spark.pipeline import _plan_frame
 from kreassign.spark.stream import stream_plan
-from kreassign.spark.totals import broker_totals, plan_totals, topic_spreads
+from kreassign.spark.totals import broker_totals, plan_totals, rest_totals, topic_spreads
 
 _RAW_SCHEMA = T.StructType(
     [
@@ -169,6 +170,37 @@ class SnapshotPlanner:
         plan = {(topic, partition): replicas for topic, partition, replicas in zip(*columns, strict=True)}
         self.tick("plan collected")
         return plan
+
+    def scoped(self, scope: frozenset[str]) -> tuple[list[Row], dict[tuple[str, int], list[int]]]:
+        """The partitions of the topics in ``scope`` (:mod:`kreassign.planning.scope`) on the driver, as one
+        Arrow table: the rows (topic, partition, current replicas, size) by topic and partition, and the plan."""
+        assert self.joined is not None
+        names = F.broadcast(_table(self.spark, [(t,) for t in sorted(scope)], "topic string"))
+        table = self.joined.join(names, "topic").select("topic", "partition", "current", "size", "replicas").toArrow()
+        topics, partitions, currents, sizes, replicas = (
+            table.column(name).to_pylist() for name in ("topic", "partition", "current", "size", "replicas")
+        )
+        del table
+        rows = sorted(zip(topics, partitions, map(tuple, currents), sizes, strict=True))
+        plan = dict(zip(zip(topics, partitions, strict=True), replicas, strict=True))
+        self.tick("scope collected")
+        return rows, plan
+
+    def rest(self, scope: frozenset[str]) -> Rest:
+        """:func:`kreassign.spark.totals.rest_totals` of the topics outside ``scope``."""
+        assert self.joined is not None
+        names = F.broadcast(_table(self.spark, [(t,) for t in sorted(scope)], "topic string"))
+        rest = rest_totals(self.joined.join(names, "topic", "left_anti"))
+        self.tick("rest totals")
+        return rest
+
+    def change(self, changes: Mapping[tuple[str, int], Sequence[int]]) -> None:
+        """The plan kept in the JVM with the replicas of ``changes`` (a few partitions) instead."""
+        assert self.joined is not None
+        if changes:
+            joined = _replace(self.joined, changes, "replicas", self.spark).persist(_KEEP)
+            self.cached.append(joined)
+            self.joined = joined
 
     def broker_totals(self) -> dict[str, tuple[dict[int, int], dict[int, int]]]:
         """:func:`kreassign.spark.totals.broker_totals` of the plan."""

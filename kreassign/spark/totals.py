@@ -10,6 +10,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from kreassign.planning.planstate import Rest
 from kreassign.spark.frames import _INTS
 from kreassign.spark.lookups import _member
 
@@ -66,6 +67,42 @@ def broker_totals(joined: DataFrame) -> dict[str, tuple[dict[int, int], dict[int
         if k >= 4:
             sides["disk"][k - 4][b] = int(r.bytes or 0)
     return sides
+
+
+def rest_totals(others: DataFrame) -> Rest:
+    """One job: :class:`kreassign.planning.planstate.Rest` of the planned partitions ``others`` (those of the
+    topics outside the bytes stage's scope): per broker after the plan its replicas, leaders, bytes and largest
+    replica, before it the bytes of the distinct replicas of each partition; how many partitions."""
+    leader = F.when(F.size("replicas") > 0, F.array(F.get("replicas", 0))).otherwise(F.array().cast(_INTS))
+    entries = F.concat(
+        _tagged(1, F.col("replicas")),
+        _tagged(3, leader),
+        _tagged(4, F.array_distinct("current")),
+        _tagged(6, F.array(F.lit(0).cast("long"))),  # one per partition
+    )
+    rows = (
+        others.select(F.explode(entries).alias("e"), "size")
+        .groupBy("e")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("bytes"), F.max("size").alias("largest"))
+        .collect()
+    )
+    replicas: dict[int, int] = {}
+    leaders: dict[int, int] = {}
+    bytes_: dict[int, int] = {}
+    largest: dict[int, int] = {}
+    held: dict[int, int] = {}
+    partitions = 0
+    for r in rows:
+        k, b = _untagged(int(r.e))
+        if k == 1:
+            replicas[b], bytes_[b], largest[b] = int(r.n), int(r.bytes or 0), int(r.largest or 0)
+        elif k == 3:
+            leaders[b] = int(r.n)
+        elif k == 4:
+            held[b] = int(r.bytes or 0)
+        else:
+            partitions = int(r.n)
+    return Rest(partitions, replicas, leaders, bytes_, largest, held)
 
 
 def plan_totals(joined: DataFrame) -> tuple[int, int, int, int, int]:

@@ -136,6 +136,40 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
     assert outputs["local"].startswith("Current partition replica assignment\n")
 
 
+@pytest.mark.parametrize("extra", [(), ("--bytes-tolerance", "1")], ids=["default", "bytes-1pct"])
+def test_the_bytes_stage_of_a_large_cluster_collects_only_its_scope(spark, tmp_path, monkeypatch, extra):
+    """Beyond REPLICAS_PER_BROKER replicas per broker the bytes stage looks at a share of the topics
+    (planning/scope.py): the Spark engine collects their partitions and the others' totals per broker, never
+    the whole plan, and both engines still give the same plan and report."""
+    from kreassign.planning import scope
+    from kreassign.spark.planner import SnapshotPlanner
+
+    monkeypatch.setattr(scope, "REPLICAS_PER_BROKER", 20)
+    monkeypatch.setattr(SnapshotPlanner, "collect", lambda self: pytest.fail("the whole plan was collected"))
+    collected: list[int] = []
+    scoped = SnapshotPlanner.scoped
+
+    def spy(self, topics):
+        rows, plan = scoped(self, topics)
+        collected.append(len(rows))
+        return rows, plan
+
+    monkeypatch.setattr(SnapshotPlanner, "scoped", spy)
+    snapshot = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
+    outputs, reports = {}, {}
+    for engine in ("local", "spark"):
+        outputs[engine], report = run_balanced(snapshot, topics, engine, 90, *extra)
+        reports[engine] = report.replace(f"engine {engine}", "engine")
+    assert outputs["spark"] == outputs["local"]
+    assert reports["spark"] == reports["local"]
+    assert len(collected) == 1 and 0 < collected[0] < 1000  # a share of the 2,000 partitions
+    unscoped, _ = run_balanced(snapshot, topics, "local", 90, "--bytes-tolerance", "none", *extra[2:])
+    assert unscoped != outputs["local"]  # the stage changed the plan
+
+
 @pytest.mark.parametrize("batch", [3, 10_000])
 def test_grouped_gives_each_group_whole_to_one_call(batch):
     """``_grouped`` (applyInPandas without a Python call per Arrow batch): a group that spans the Arrow
