@@ -495,9 +495,9 @@ def _generate_from_file(
                     band = balance_bytes(
                         rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage, rest=rest
                     )
-                    planner.change({key: replicas for key, replicas in plan.items() if replicas != before[key]})
+                    planner.tick("bytes stage")
+                    planner.change(rows, before, plan, ctx.brokers, totals, spreads)
                     del rows, plan, before
-                    totals, spreads = planner.broker_totals(), None
         if move_budget is not None or relieve:
             return generate_balanced(
                 port,

@@ -18,7 +18,7 @@ from kreassign.spark.counts import _kept_and_forced, _minimum, _minimum_of, _sta
 from kreassign.spark.frames import _INTS, _KEEP, _keep, _replace, _table, _Timings
 from kreassign.spark.pipeline import _plan_frame
 from kreassign.spark.stream import stream_plan
-from kreassign.spark.totals import broker_totals, plan_totals, rest_totals, topic_spreads
+from kreassign.spark.totals import broker_totals, plan_totals, rest_totals, shift_totals, topic_spreads
 
 _RAW_SCHEMA = T.StructType(
     [
@@ -194,13 +194,25 @@ class SnapshotPlanner:
         self.tick("rest totals")
         return rest
 
-    def change(self, changes: Mapping[tuple[str, int], Sequence[int]]) -> None:
-        """The plan kept in the JVM with the replicas of ``changes`` (a few partitions) instead."""
+    def change(
+        self,
+        rows: Sequence[Row],
+        before: Mapping[tuple[str, int], Sequence[int]],
+        after: Mapping[tuple[str, int], Sequence[int]],
+        brokers: Sequence[int],
+        totals: dict[str, tuple[dict[int, int], dict[int, int]]],
+        spreads: dict[str, list[tuple[int, int, int]]],
+    ) -> None:
+        """The plan kept in the JVM with the replicas of ``after`` where they differ from ``before`` (a few
+        partitions of ``rows``, :meth:`scoped`), and ``totals`` (:meth:`broker_totals`) and ``spreads``
+        (:meth:`topic_spreads`) made those of the changed plan (:func:`kreassign.spark.totals.shift_totals`)."""
         assert self.joined is not None
+        changes = {key: replicas for key, replicas in after.items() if replicas != before[key]}
         if changes:
             joined = _replace(self.joined, changes, "replicas", self.spark).persist(_KEEP)
             self.cached.append(joined)
             self.joined = joined
+            shift_totals(totals, spreads, rows, before, after, brokers)
 
     def broker_totals(self) -> dict[str, tuple[dict[int, int], dict[int, int]]]:
         """:func:`kreassign.spark.totals.broker_totals` of the plan."""

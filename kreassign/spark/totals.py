@@ -4,13 +4,16 @@ after, from tagged brokers (:func:`_tagged`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from kreassign.planning.context import Row
 from kreassign.planning.planstate import Rest
+from kreassign.planning.quality import topic_spread
 from kreassign.spark.frames import _INTS
 from kreassign.spark.lookups import _member
 
@@ -103,6 +106,56 @@ def rest_totals(others: DataFrame) -> Rest:
         else:
             partitions = int(r.n)
     return Rest(partitions, replicas, leaders, bytes_, largest, held)
+
+
+def shift_totals(
+    sides: dict[str, tuple[dict[int, int], dict[int, int]]],
+    spreads: dict[str, list[tuple[int, int, int]]],
+    rows: Sequence[Row],
+    before: Mapping[tuple[str, int], Sequence[int]],
+    after: Mapping[tuple[str, int], Sequence[int]],
+    brokers: Sequence[int],
+) -> None:
+    """:func:`broker_totals` and :func:`topic_spreads` (changed in place) of the plan ``before`` made what they
+    are of ``after``, without a job: ``after`` differs in a few partitions of ``rows``, which hold every
+    partition of each topic it changes (the bytes stage's scope, :mod:`kreassign.planning.scope`)."""
+    changed: set[str] = set()
+    for topic, partition, _, size in rows:
+        old, new = before[(topic, partition)], after[(topic, partition)]
+        if old == new:
+            continue
+        changed.add(topic)
+        size = size or 0
+        for kind, side, sign in (("replicas", old, -1), ("replicas", new, 1)):
+            for b in side:
+                _add(sides[kind][1], b, sign)
+                _add(sides["bytes"][1], b, sign * size)
+        for b, sign in ((old[0], -1), (new[0], 1)) if old and new else ():
+            _add(sides["leaders"][1], b, sign)
+        for side, sign in ((set(old), -1), (set(new), 1)):
+            for b in side:
+                _add(sides["disk"][1], b, sign * size)
+    counts: dict[str, tuple[Counter[int], Counter[int]]] = {topic: (Counter(), Counter()) for topic in changed}
+    for topic, partition, _, _ in rows:
+        if topic in counts:
+            held, led = counts[topic]
+            replicas = after[(topic, partition)]
+            held.update(replicas)
+            if replicas:
+                led[replicas[0]] += 1
+    chosen = frozenset(brokers)
+    for topic, (held, led) in counts.items():
+        spreads[topic][1] = topic_spread(held, chosen)
+        spreads[topic][3] = topic_spread(led, chosen)
+
+
+def _add(counts: dict[int, int], b: int, n: int) -> None:
+    """counts[b] += n, the entry dropped at 0 (as a job leaves it out)."""
+    value = counts.get(b, 0) + n
+    if value:
+        counts[b] = value
+    else:
+        counts.pop(b, None)
 
 
 def plan_totals(joined: DataFrame) -> tuple[int, int, int, int, int]:
