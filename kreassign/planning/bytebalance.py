@@ -33,12 +33,17 @@ a band narrowed by a fortieth of its width each side, so that a later move canno
 the edge back out. Bounded: :data:`WORK_LIMIT` candidates in all.
 
 **A second pass**, only when a broker is still outside the real band (small clusters of few, large
-partitions): the same search on the real band, taking any move that brings it closer whatever it copies, and
+partitions, or a large cluster's scope): the same search on the real band, against
+:data:`COSTLY_PARTNERS_TRIED` brokers, taking any move that brings it closer whatever it copies, and
 a move the leaders' rule blocks when a leadership handed over within a partition keeps the rule
 (:meth:`_Search.handover`). Plans that end inside the band after the first pass are what they were.
 
 A broker can stay outside the band: one replica larger than the band (a partition of 30 % of the mean), or no
 move within the rules. :class:`ByteBand` names those brokers and why, for the plan report.
+
+**On a large cluster** the stage looks at a scope of whole topics, the least even first, and counts the
+others through their totals per broker (:mod:`kreassign.planning.scope`): the stage indexes only the scope,
+and the Spark engine's driver holds only the scope's partitions and those totals.
 
 Deterministic: brokers by bytes then id, replicas by size then number; nothing depends on the order of ``rows``
 or ``plan``.
