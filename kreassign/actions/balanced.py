@@ -24,7 +24,7 @@ from kreassign.planning.bounds import minimum_movement
 from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, balance_bytes, band_of, unchanged_band
 from kreassign.planning.capacity import fit_disk_capacity
-from kreassign.planning.context import Row, make_context
+from kreassign.planning.context import BalanceContext, Row, make_context
 from kreassign.planning.logdirs import (
     LogDirChoice,
     choose_dirs,
@@ -205,9 +205,10 @@ def generate_balanced(
     (:mod:`kreassign.planning.bytebalance`; None: not run), then, with ``move_budget``, the extra moves it buys
     (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check.
 
-    With the Spark engine on a snapshot file, the driver never holds the partitions (:func:`_generate_from_file`);
-    ``texts`` False: the result's JSON texts are left empty (they were printed, a piece at a time). Otherwise
-    every partition is on the driver (a live cluster, the local engine, --move-budget, a disk to relieve);
+    With the Spark engine on a snapshot file, the driver holds no more than a scope of topics' partitions
+    (:func:`_generate_from_file`); ``texts`` False: the result's JSON texts are left empty (they were printed, a
+    piece at a time). Otherwise every partition is on the driver (a live cluster, the local engine, a disk to
+    relieve, log dirs to choose, every topic in the stages' scope);
     ``plan``: the Spark engine's plan, collected already by :func:`_generate_from_file`, with ``minimum`` (the
     fewest replica moves and their bytes) as its job counted them."""
     source = None if plan is not None else _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
@@ -419,17 +420,18 @@ def _generate_from_file(
     bytes_tolerance: float | None = DEFAULT_TOLERANCE,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """:func:`generate_balanced` with Spark from the snapshot file: the driver gets per-broker and per-topic
-    aggregates and prints the two documents as they stream in. With ``--move-budget``, when a disk must be
-    relieved (rare), or when the bytes stage has work (a broker's bytes outside ``bytes_tolerance`` of the mean,
-    a topic's replicas or leaders 2 or more apart), or when a chosen broker has log dirs on several volumes, the
-    plan is collected and the driver-side stages run as with every partition."""
+    aggregates and prints the two documents as they stream in. The bytes stage (when it has work: a broker's
+    bytes outside ``bytes_tolerance`` of the mean, a topic's replicas or leaders 2 or more apart) and
+    ``--move-budget`` run on the partitions of a scope of topics and the others' totals per broker
+    (:mod:`kreassign.planning.scope`, :func:`_scoped_stage`). When every topic is in scope (their partitions are
+    few enough), when a disk must be relieved (rare), or when a chosen broker has log dirs on several volumes,
+    the plan is collected and the driver-side stages run as with every partition."""
     from kreassign.errors import UnknownTopicOrPartitionError
     from kreassign.formats import sort_topic_names, topic_entry_head
     from kreassign.javacompat.jackson_writer import quote_json_string
     from kreassign.planning.capacity import disk_bounds
     from kreassign.planning.placement import get_broker_metadata
     from kreassign.planning.quality import quality_of, topic_dimension
-    from kreassign.planning.scope import scope_topics
     from kreassign.spark import snapshot_planner
 
     brokers_to_use, topics = parse_generate_assignment_args(topics_json, broker_list)
@@ -471,34 +473,30 @@ def _generate_from_file(
             relieve = any(after[b] > bound for b, bound in bounds.items())
         else:
             relieve = False
-        band = spreads = None
+        band = spreads = spent = None
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
         relieve = relieve or choose_dirs(with_volumes(usage), ctx.brokers)
-        if bytes_tolerance is not None and not relieve and move_budget is None:
+        if not relieve and (bytes_tolerance is not None or move_budget is not None):
+            spreads = planner.topic_spreads(ctx.brokers)
+        disks = {"capacities": capacities, "other_bytes": other_bytes, "limit": max_disk_usage}
+        if bytes_tolerance is not None and not relieve:
             # bytebalance.balance_bytes changes nothing when every broker is inside the band and no topic's
             # replicas or leaders are 2 or more apart (its topic pass looks at no other topic)
             held = totals["bytes"][1]
             _, low, high = band_of(sum(held.get(b, 0) for b in ctx.brokers), len(ctx.brokers), bytes_tolerance)
-            outside = any(not low <= held.get(b, 0) <= high for b in ctx.brokers)
-            spreads = planner.topic_spreads(ctx.brokers)
             band = unchanged_band(held, ctx.brokers, bytes_tolerance)
-            if outside or any(s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values()):
-                # the stage's topics (planning.scope): all of them (their partitions are few enough to
-                # collect), or a share of them, collected with the totals of the others
-                stats = {t: (s[1][2], s[1][0], s[3][0]) for t, s in spreads.items() if s[1][2]}
-                scope = scope_topics(stats, len(ctx.brokers))
-                relieve = scope is None
-                if scope is not None:
-                    rows, plan = planner.scoped(scope)
-                    before = {key: list(replicas) for key, replicas in plan.items()}
-                    rest = planner.rest(scope)
-                    band = balance_bytes(
-                        rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage, rest=rest
-                    )
-                    planner.tick("bytes stage")
-                    planner.change(rows, before, plan, ctx.brokers, totals, spreads)
-                    del rows, plan, before
-        if move_budget is not None or relieve:
+            assert spreads is not None
+            if any(not low <= held.get(b, 0) <= high for b in ctx.brokers) or any(
+                s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values()
+            ):
+                # the stage's topics (planning.scope): a share of them, collected with the totals of the
+                # others; or all of them (None), few enough to collect the plan
+                band = _scoped_stage(planner, ctx, totals, spreads, balance_bytes, tolerance=bytes_tolerance, **disks)
+                relieve = band is None
+        if move_budget is not None and not relieve:  # on the scope of the plan the bytes stage left
+            spent = _scoped_stage(planner, ctx, totals, spreads, spend_move_budget, budget=move_budget, **disks)
+            relieve = spent is None
+        if relieve:
             return generate_balanced(
                 port,
                 topics_json,
@@ -538,6 +536,7 @@ def _generate_from_file(
             minimum=minimum,
             capacities=capacities,
             other_bytes=other_bytes,
+            budget=spent,
             byte_band=band,
             drops=replication_factor is not None,
         )
@@ -547,6 +546,25 @@ def _generate_from_file(
         heads = [(t, topic_entry_head(t)) for t in sort_topic_names(t for t, n in per_topic.items() if n)]
         stream = planner.stream(heads, quoted, sorted(b for b in load if b not in live))
         return _print_streamed(out, stream, texts), quality, "spark"
+
+
+def _scoped_stage(planner, ctx: BalanceContext, totals, spreads, stage, **options):
+    """``stage(rows, plan, ctx, rest=..., **options)`` on the partitions of the topics in scope
+    (:mod:`kreassign.planning.scope`, from the Spark engine's topic ``spreads`` of the plan now; collected) and
+    the others' totals; its changes go back to the plan kept in the JVM, and ``totals`` and ``spreads`` follow
+    them. What the stage returned, or None when every topic is in scope (the caller collects the plan)."""
+    from kreassign.planning.scope import scope_topics
+
+    stats = {t: (s[1][2], s[1][0], s[3][0]) for t, s in spreads.items() if s[1][2]}
+    scope = scope_topics(stats, len(ctx.brokers))
+    if scope is None:
+        return None
+    rows, plan = planner.scoped(scope)
+    before = {key: list(replicas) for key, replicas in plan.items()}
+    done = stage(rows, plan, ctx, rest=planner.rest(scope), **options)
+    planner.tick("driver stage")
+    planner.change(rows, before, plan, ctx.brokers, totals, spreads)
+    return done
 
 
 def _print_streamed(out: Output, pieces: Iterable[tuple[str, str]], texts: bool) -> GenerateResult:

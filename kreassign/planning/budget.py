@@ -41,7 +41,9 @@ nothing depends on the order of ``rows`` or of ``plan``. Bounded: a heap of topi
 by bytes, per broker its replicas sorted by size (a swap partner is found by bisection in the size window
 that keeps the bytes rule, nearest first), per topic its counts per broker; each search gives up after
 :data:`SEARCH_LIMIT` candidates, and each level after ``WORK_BASE + WORK_PER_REPLICA * budget`` candidates
-in all, so that a large budget may be left partly unspent but the time does not grow with the cluster.
+in all, so that a large budget may be left partly unspent but the time does not grow with the cluster. On a
+large cluster the stage looks at a scope of whole topics, the least even first, as the bytes stage does
+(:mod:`kreassign.planning.scope`).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kreassign.planning.context import BalanceContext, Row
-from kreassign.planning.planstate import PARTNERS, MoveBudget, PlanState, count_spread, pair_delta, range_ok
+from kreassign.planning.planstate import PARTNERS, MoveBudget, PlanState, Rest, count_spread, pair_delta, range_ok
+from kreassign.planning.scope import narrow
 
 SEARCH_LIMIT = 1000
 """Candidates one search looks at before it gives up (a move for one topic, for one pair of brokers)."""
@@ -85,11 +88,16 @@ def spend_move_budget(
     capacities: Mapping[int, int | None] | None = None,
     other_bytes: Mapping[int, int] | None = None,
     limit: float = 0.8,
+    rest: Rest | None = None,
 ) -> BudgetUse:
     """Spends ``budget`` on ``plan`` (changed in place). ``rows``: the partitions as they are now (topic,
     partition, current replicas, size); ``capacities``, ``other_bytes`` and ``limit`` as for
-    :func:`kreassign.planning.capacity.fit_disk_capacity`."""
-    state = TopicState(rows, plan, ctx, budget, capacities or {}, other_bytes or {}, limit)
+    :func:`kreassign.planning.capacity.fit_disk_capacity`. On a large cluster the stage looks at a scope of
+    topics, the least even first (:mod:`kreassign.planning.scope`); ``rest``: given when ``rows`` are those
+    topics' already, what the others add up to."""
+    if rest is None and (narrowed := narrow(rows, plan, ctx.brokers)) is not None:
+        rows, rest = narrowed
+    state = TopicState(rows, plan, ctx, budget, capacities or {}, other_bytes or {}, limit, rest)
     state.improve_topic_replicas()
     state.improve_topic_leaders()
     state.improve_bytes()

@@ -104,6 +104,21 @@ def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra
     return out.getvalue(), err.getvalue()
 
 
+def both_engines(tmp_path: Path, *extra: str):
+    """The synthetic 2,000 partitions on 90 brokers (40 topics) planned by each engine: the snapshot, the
+    topics file, stdout and stderr (``engine`` named without which) per engine."""
+    snapshot = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
+    outputs, reports = {}, {}
+    for engine in ("local", "spark"):
+        outputs[engine], report = run_balanced(snapshot, topics, engine, 90, *extra)
+        assert f"engine {engine}" in report
+        reports[engine] = report.replace(f"engine {engine}", "engine")
+    return snapshot, topics, outputs, reports
+
+
 @pytest.mark.parametrize(
     "extra",
     [
@@ -121,26 +136,22 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
     outside the band or a topic's replicas or leaders 2 or more apart, which the stage's topic pass would
     even out, and streams it, from the aggregates, when neither or the stage is off; at 100 % every broker is
     inside the band and only the topic pass can change the plan)."""
-    snapshot = tmp_path / "synthetic.jsonl"
-    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
-    topics = tmp_path / "topics.json"
-    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
-    outputs, reports = {}, {}
-    for engine in ("local", "spark"):
-        outputs[engine], report = run_balanced(snapshot, topics, engine, 90, *extra)
-        assert f"engine {engine}" in report
-        reports[engine] = report.replace(f"engine {engine}", "engine")
+    _, _, outputs, reports = both_engines(tmp_path, *extra)
     assert outputs["spark"] == outputs["local"]
     assert reports["spark"] == reports["local"]
     assert ("Bytes per broker: within" in reports["local"]) == ("none" not in extra)
     assert outputs["local"].startswith("Current partition replica assignment\n")
 
 
-@pytest.mark.parametrize("extra", [(), ("--bytes-tolerance", "1")], ids=["default", "bytes-1pct"])
+@pytest.mark.parametrize(
+    "extra",
+    [(), ("--bytes-tolerance", "1"), ("--move-budget", "300"), ("--bytes-tolerance", "none", "--move-budget", "40")],
+    ids=["default", "bytes-1pct", "move-budget", "move-budget-alone"],
+)
 def test_the_bytes_stage_of_a_large_cluster_collects_only_its_scope(spark, tmp_path, monkeypatch, extra):
-    """Beyond REPLICAS_PER_BROKER replicas per broker the bytes stage looks at a share of the topics
-    (planning/scope.py): the Spark engine collects their partitions and the others' totals per broker, never
-    the whole plan, and both engines still give the same plan and report."""
+    """Beyond REPLICAS_PER_BROKER replicas per broker the bytes stage and --move-budget look at a share of the
+    topics (planning/scope.py): the Spark engine collects their partitions and the others' totals per broker,
+    never the whole plan, and both engines still give the same plan and report."""
     from kreassign.planning import scope
     from kreassign.spark.planner import SnapshotPlanner
 
@@ -155,19 +166,15 @@ def test_the_bytes_stage_of_a_large_cluster_collects_only_its_scope(spark, tmp_p
         return rows, plan
 
     monkeypatch.setattr(SnapshotPlanner, "scoped", spy)
-    snapshot = tmp_path / "synthetic.jsonl"
-    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
-    topics = tmp_path / "topics.json"
-    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
-    outputs, reports = {}, {}
-    for engine in ("local", "spark"):
-        outputs[engine], report = run_balanced(snapshot, topics, engine, 90, *extra)
-        reports[engine] = report.replace(f"engine {engine}", "engine")
+    snapshot, topics, outputs, reports = both_engines(tmp_path, *extra)
     assert outputs["spark"] == outputs["local"]
     assert reports["spark"] == reports["local"]
-    assert len(collected) == 1 and 0 < collected[0] < 1000  # a share of the 2,000 partitions
-    unscoped, _ = run_balanced(snapshot, topics, "local", 90, "--bytes-tolerance", "none", *extra[2:])
-    assert unscoped != outputs["local"]  # the stage changed the plan
+    stages = extra[:2] != ("--bytes-tolerance", "none"), "--move-budget" in extra
+    assert len(collected) == sum(stages) and all(0 < n < 1000 for n in collected)  # a share of 2,000 partitions
+    unscoped, _ = run_balanced(snapshot, topics, "local", 90, "--bytes-tolerance", "none")
+    assert unscoped != outputs["local"]  # the stages changed the plan
+    if "--move-budget" in extra:
+        assert "Move budget: " in reports["local"]
 
 
 @pytest.mark.parametrize("batch", [3, 10_000])

@@ -1,6 +1,7 @@
 """The bytes stage's scope on a large cluster (kreassign.planning.scope): the least even topics first, up to
 a budget of replicas per broker; the other topics' totals count in every rule exactly as their partitions
-would; a scoped stage keeps every rule and moves no partition of a topic outside its scope."""
+would; a scoped stage (the bytes band, --move-budget) keeps every rule and moves no partition of a topic outside
+its scope."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kreassign.planning import scope
-from kreassign.planning.budget import MoveBudget
+from kreassign.planning.budget import MoveBudget, spend_move_budget
 from kreassign.planning.bytebalance import balance_bytes
 from kreassign.planning.planstate import PlanState
 from tests.unit.test_balance import build, shapes
@@ -57,15 +58,19 @@ def test_the_rest_counts_as_its_partitions_would():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shapes, st.integers(0, 2**16), st.booleans(), st.integers(1, 6))
-def test_a_scoped_stage_keeps_every_rule_and_moves_only_topics_in_scope(shape, seed, disks, per_broker):
+@given(shapes, st.integers(0, 2**16), st.booleans(), st.integers(1, 6), st.sampled_from([None, 0, 3, 20]))
+def test_a_scoped_stage_keeps_every_rule_and_moves_only_topics_in_scope(shape, seed, disks, per_broker, moves):
     rack_of, rows, chosen, new_rf = build(shape)
     ctx, plan, capacities, other = planned_with_disks(rack_of, rows, chosen, new_rf, seed, disks)
     before = {key: list(replicas) for key, replicas in plan.items()}
+    allowed = UNLIMITED if moves is None else MoveBudget(moves)
     with budget(per_broker):
         narrowed = scope.narrow(rows, plan, ctx.brokers)
-        balance_bytes(rows, plan, ctx, 0.05, capacities, other, 0.8)
-    check_stage(rows, ctx, before, plan, UNLIMITED, capacities, other)
+        if moves is None:
+            balance_bytes(rows, plan, ctx, 0.05, capacities, other, 0.8)
+        else:  # --move-budget, on the same scope (the plan it gets is the one narrowed)
+            spend_move_budget(rows, plan, ctx, allowed, capacities, other, 0.8)
+    check_stage(rows, ctx, before, plan, allowed, capacities, other)
     if narrowed is not None:
         topics = {row[0] for row in narrowed[0]}
         assert all(plan[key] == before[key] for key in plan if key[0] not in topics)
