@@ -97,3 +97,46 @@ def test_the_log_dirs_line_at_the_terminal(jbod, tmp_path, cols):
     found = re.search(r"Log dirs: (\d+) new replica\(s\) given a dir on 1 broker\(s\) with several volumes; "
                       r"fullest volume after: /a of broker 4, 70\.0%\.", text)  # fmt: skip
     assert found and int(found.group(1)) == len(named), text
+
+
+@pytest.fixture(scope="module")
+def full_volume(tmp_path_factory):
+    """Broker 4 holds topic 'logs' (10 to 100 GiB a partition) on /a, 85 % used; /b is 10 % used."""
+    from kreassign.snapshot import SnapshotLogDir
+
+    path = tmp_path_factory.mktemp("full")
+    gb = 1 << 30
+    parts = tuple(SnapshotPartition(p, (4,), ("/a",), gb * 10 * (p + 1)) for p in range(10))
+    two = (SnapshotLogDir("/a", "/a", 1000 * gb, 150 * gb, 0), SnapshotLogDir("/b", "/b", 1000 * gb, 900 * gb, 0))
+    brokers = (SnapshotBroker(4, None, ("/a", "/b"), 2000 * gb, two),)
+    save_snapshot(ClusterSnapshot(brokers, {"logs": SnapshotTopic("logs", parts)}), str(path / "c.jsonl"))
+    (path / "topics.json").write_text('{"version":1,"topics":[{"topic":"logs"}]}')
+    return path
+
+
+@pytest.mark.parametrize("cols", [80, 140])
+def test_a_full_volume_relieved_within_its_broker_at_the_terminal(full_volume, tmp_path, cols):
+    """A volume above --max-disk-usage gives replicas the plan keeps on its broker to the other volume: the
+    report says how many and their bytes, and names the volume still above the limit, every word on the
+    screen."""
+    plan = tmp_path / "plan.txt"
+    argv = ["--generate", "--cluster-snapshot-file", str(full_volume / "c.jsonl"), "--topics-to-move-json-file"]
+    argv += [str(full_volume / "topics.json"), "--broker-list", "4", "--strategy", "balanced"]
+    argv += ["--max-disk-usage", "0.3"]
+    terminal = Terminal(argv, cols=cols, stdout_to=plan)
+    assert terminal.wait(timeout=120) == 0, terminal.text()
+    lines = terminal.lines()
+    assert all(len(line) <= cols for line in lines)
+    text = " ".join(" ".join(lines).split())
+    proposal = json.loads(plan.read_text().splitlines()[4])["partitions"]
+    # /b has 200 GiB of room below 30 %: the largest that fit go there, 100, 90 and 10 GiB
+    assert {p["partition"]: p["log_dirs"] for p in proposal if p["log_dirs"] != ["any"]} == {
+        9: ["/b"],
+        8: ["/b"],
+        0: ["/b"],
+    }
+    assert (
+        "Log dirs: 3 replica(s) (200.0 GiB) moved to another volume of their broker; fullest volume after: /a of "
+        "broker 4, 65.0%. Log dirs above --max-disk-usage after the plan: /a of broker 4, 65.0% (no room on the "
+        "broker's other volumes for the replicas of the listed topics)." in text
+    ), text
