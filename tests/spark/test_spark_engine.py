@@ -247,13 +247,23 @@ def test_an_embedded_session_runs_the_parallel_collector_unless_conf_says_otherw
     assert "spark.driver.extraJavaOptions" not in session._settings("spark://127.0.0.1:7077", {})
 
 
-@pytest.mark.parametrize("new_capacity", [10 << 40, 60 << 30], ids=["room-everywhere", "new-brokers-small"])
-def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, new_capacity):
+@pytest.mark.parametrize(
+    ("new_capacity", "scope"),
+    [(10 << 40, None), (60 << 30, None), (10 << 40, 20)],
+    ids=["room-everywhere", "new-brokers-small", "room-everywhere-scoped"],
+)
+def test_disk_capacities_give_the_local_plan_and_report(spark, tmp_path, monkeypatch, new_capacity, scope):
     """Known capacities and topics left out of the plan: the Spark engine sums the other topics' bytes per
     broker from the file and checks the disk bounds from its aggregates (room everywhere: the plan streams);
     new brokers too small for their share make it collect the plan and relieve them on the driver. Either
-    way stdout, and the plan report but for the engine's name, are the local engine's."""
+    way stdout, and the plan report but for the engine's name, are the local engine's; so they are when the
+    bytes stage looks at a scope of topics (``scope`` replicas per broker), its disk bounds from the totals."""
     import json
+
+    if scope is not None:
+        from kreassign.planning import scope as scopes
+
+        monkeypatch.setattr(scopes, "REPLICAS_PER_BROKER", scope)
 
     snapshot = tmp_path / "synthetic.jsonl"
     write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
