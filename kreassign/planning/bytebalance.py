@@ -65,9 +65,9 @@ DEFAULT_TOLERANCE = 0.05
 LARGE_SHARE = 0.05
 """A replica larger than this share of the mean bytes per broker may keep its broker outside the band."""
 PARTNERS_TRIED = 3
+"""Brokers on the other side of the mean one step tries, furthest first."""
 COSTLY_PARTNERS_TRIED = 12
 """The same in the second pass (:meth:`_Search.run`)."""
-"""Brokers on the other side of the mean one step tries, furthest first."""
 SIZES_TRIED = 6
 """Replicas of the giving broker one pair tries per pool, nearest to the wanted size first."""
 HANDOVER_TRIED = 24
@@ -188,8 +188,9 @@ class _Search:
 
     def run(self) -> None:
         """The moves that copy at most twice what they bring into the band; then, only for brokers still
-        outside (small clusters of few, large partitions), any move that brings them closer, whatever it copies,
-        and moves that keep the leaders' rule only with a leadership handed over (:meth:`handover`)."""
+        outside (small clusters of few, large partitions, a large cluster's scope), any move that brings them
+        closer, whatever it copies, against more partners, and moves that keep the leaders' rule only with a
+        leadership handed over (:meth:`handover`)."""
         self.costly, self.partners = False, PARTNERS_TRIED
         self.search()
         low, high = self.band

@@ -24,8 +24,10 @@ the broker's other volumes that stay within their own limit, one at a time, the 
 to its limit, else the largest that fits another volume, each to the volume that ends least full. Such a move
 copies within the broker (AlterReplicaLogDirs, throttled by ``--replica-alter-log-dirs-throttle``), not over the
 network. A volume no such move brings within its limit is reported (:meth:`LogDirChoice.above_limit`);
-``--replace-broker`` moves nothing of the kind (``relieve`` False). :func:`unplanned_volume_bytes` gives the disk stages what a broker's volumes hold beyond the planned
-replicas, so that they leave it no more than its volumes can take.
+``--replace-broker`` moves nothing of the kind (``relieve`` False).
+
+:func:`unplanned_volume_bytes` gives the disk stages what a broker's volumes hold beyond the planned replicas,
+so that they leave it no more than its volumes can take.
 """
 
 from __future__ import annotations
