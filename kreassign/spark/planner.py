@@ -208,7 +208,12 @@ class SnapshotPlanner:
                 else tuple(d if b in live else None for b, d in zip(on, where, strict=True))
                 for on, where in zip(current, log_dirs, strict=True)
             ]
-        planned = (list(map(same, on, on)) for on in column("replicas"))
+
+        def interned(on: list[int]) -> list[int]:
+            on[:] = map(same, on, on)  # in place: Arrow's list has no spare room (a new one has a third more)
+            return on
+
+        planned = map(interned, column("replicas"))
         plan: dict[tuple[str, int], list[int]] = {}
         topics: dict[str, TopicColumns] = {}
         start = 0
