@@ -187,8 +187,8 @@ class SnapshotPlanner:
             for start in range(0, len(values), _SLICE):
                 yield from values.slice(start, _SLICE).to_pylist()
 
-        counted = pc.value_counts(table.column("topic").take(order))  # in order of first appearance: sorted
-        names, counts = counted.field("values").to_pylist(), counted.field("counts").to_pylist()
+        runs = pc.run_end_encode(table.column("topic").take(order).combine_chunks())  # a run per topic, in order
+        names, ends = runs.values.to_pylist(), runs.run_ends.to_pylist()
         table = table.drop_columns(["topic"])
         ids: dict[int, int] = {}
         same = ids.setdefault  # one int object per broker id
@@ -217,12 +217,11 @@ class SnapshotPlanner:
         plan: dict[tuple[str, int], list[int]] = {}
         topics: dict[str, TopicColumns] = {}
         start = 0
-        for name, count in zip(names, counts, strict=True):
-            end = start + count
+        for name, end in zip(names, ends, strict=True):
             topic = topics[name] = TopicColumns(name)
             topic.partitions, topic.replicas = partitions[start:end], current[start:end]
             topic.log_dirs, topic.sizes = log_dirs[start:end], sizes[start:end]
-            plan.update(zip(zip(repeat(name), topic.partitions), islice(planned, count), strict=True))
+            plan.update(zip(zip(repeat(name), topic.partitions), islice(planned, end - start), strict=True))
             start = end
         self.tick("plan collected")
         return topics, plan
