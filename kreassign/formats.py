@@ -15,7 +15,7 @@ Standard library only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter
 from typing import TypeVar
@@ -282,12 +282,19 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
     """``formatAsReassignmentJson`` from columns: the same bytes, topics sorted like ``compareTopicPartitions``
     (``String.compareTo``: UTF-16 code units, which differs from Python's code point order only between
     characters above U+FFFF and those in U+E000..U+FFFF). One string per partition, built by one %-format."""
+    return "".join(topics_json_pieces(topics))
+
+
+def topics_json_pieces(topics: Iterable[TopicAssignmentColumns]) -> Iterator[str]:
+    """:func:`format_topics_json` a piece at a time, in order: its opening, the entries of each topic (a
+    comma before all but the first), its closing; only one topic's text is made at a time."""
     by_name = {name: (name, partitions, replicas, dirs) for name, partitions, replicas, dirs in topics}
     names = sort_topic_names(by_name)
     quoted: dict[str | None, str] = {None: '"' + ANY_LOG_DIR + '"'}
     dirs_text: dict[tuple[str | None, ...], str] = {}
     any_dirs: dict[int, str] = {}
-    texts: list[str] = []
+    yield '{"version":1,"partitions":['
+    separator = ""
     for name in names:
         _, partitions, replicas, dirs = by_name[name]
         # a %-template per replica count: one formatting per partition (%d of an int is its str())
@@ -298,7 +305,8 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
                 any_dirs[length] = ",".join(['"' + ANY_LOG_DIR + '"'] * length)  # no "%" to escape
             forms = {n: head + ",".join(["%d"] * n) + '],"log_dirs":[' + any_dirs[n] + "]}" for n in lengths}
             if len(lengths) == 1:  # one replica count: the whole topic in one formatting, its values a flat tuple
-                texts.append(_format_run(forms, partitions, replicas, ()))
+                yield separator + _format_run(forms, partitions, replicas, ())
+                separator = ","
                 continue
             entries = [forms[len(on)] % (p, *on) for p, on in zip(partitions, replicas, strict=True)]
         else:
@@ -308,15 +316,19 @@ def format_topics_json(topics: Iterable[TopicAssignmentColumns]) -> str:
                 dirs_text[one] = ",".join([quoted[log_dir] for log_dir in one])
             forms = {n: head + ",".join(["%d"] * n) + '],"log_dirs":[%s]}' for n in lengths}
             if len(lengths) == 1:
-                texts.append(_format_run(forms, partitions, replicas, (map(dirs_text.__getitem__, map(tuple, dirs)),)))
+                yield separator + _format_run(
+                    forms, partitions, replicas, (map(dirs_text.__getitem__, map(tuple, dirs)),)
+                )
+                separator = ","
                 continue
             entries = [
                 forms[len(on)] % (p, *on, dirs_text[tuple(where)])
                 for p, on, where in zip(partitions, replicas, dirs, strict=True)
             ]
         if entries:
-            texts.append(",".join(entries))  # a topic at a time: the entries of one topic live at once
-    return '{"version":1,"partitions":[' + ",".join(texts) + "]}"
+            yield separator + ",".join(entries)  # a topic at a time: the entries of one topic live at once
+            separator = ","
+    yield "]}"
 
 
 def _format_run(

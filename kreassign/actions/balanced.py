@@ -8,15 +8,23 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from typing import TypeVar
 
 from kreassign.actions.common import Output
-from kreassign.actions.generate import GenerateResult, current_assignment_json, print_proposal, read_generate_inputs
+from kreassign.actions.generate import (
+    GenerateInputs,
+    GenerateResult,
+    current_assignment_json,
+    current_assignment_pieces,
+    print_documents,
+    print_proposal,
+    read_generate_inputs,
+)
 from kreassign.cluster.port import ClusterPort, LogDirUsage, all_cordoned, volume_capacity, with_volumes
 from kreassign.errors import CommandError, UsageError
-from kreassign.formats import format_topics_json, parse_generate_assignment_args
+from kreassign.formats import format_topics_json, parse_generate_assignment_args, topics_json_pieces
 from kreassign.humanize import parse_size
 from kreassign.model import TopicColumns
 from kreassign.planning.balanced.engine import plan_balanced
@@ -179,6 +187,20 @@ def partition_sizes(
     return {name: [sizes.get((name, p), 0) for p in topic.partitions] for name, topic in current.items()}
 
 
+@dataclass(frozen=True)
+class Collected:
+    """The Spark engine's plan, collected with what the driver-side stages read (:func:`_generate_from_file`):
+    ``minimum`` (the fewest replica moves and their bytes) as its job counted it; ``inputs`` and ``usage`` (the
+    log dirs of ``inputs.usable``) as :func:`generate_balanced` reads them from the port; ``other_bytes``:
+    :func:`broker_disks`' rest of the disks, as Spark summed it (None: summed from ``usage``)."""
+
+    plan: dict[tuple[str, int], list[int]]
+    minimum: tuple[int, int]
+    inputs: GenerateInputs
+    usage: Mapping[int, Sequence[LogDirUsage]]
+    other_bytes: dict[int, int] | None
+
+
 def generate_balanced(
     port,
     topics_json: str,
@@ -193,9 +215,8 @@ def generate_balanced(
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE,
     move_budget: MoveBudget | None = None,
     texts: bool = True,
-    plan: dict[tuple[str, int], list[int]] | None = None,
     bytes_tolerance: float | None = DEFAULT_TOLERANCE,
-    minimum: tuple[int, int] | None = None,
+    collected: Collected | None = None,
 ) -> tuple[GenerateResult, PlanQuality, str]:
     """Prints the proposal (Apache layout) on ``out``; returns it with the plan's quality
     (:mod:`kreassign.planning.quality`, for the plan report) and the engine used.
@@ -206,12 +227,13 @@ def generate_balanced(
     (:mod:`kreassign.planning.budget`, which keeps every disk within its bound), then the final disk check.
 
     With the Spark engine on a snapshot file, the driver holds no more than a scope of topics' partitions
-    (:func:`_generate_from_file`); ``texts`` False: the result's JSON texts are left empty (they were printed, a
-    piece at a time). Otherwise every partition is on the driver (a live cluster, the local engine, a disk to
-    relieve, log dirs to choose, every topic in the stages' scope);
-    ``plan``: the Spark engine's plan, collected already by :func:`_generate_from_file`, with ``minimum`` (the
-    fewest replica moves and their bytes) as its job counted them."""
-    source = None if plan is not None else _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
+    (:func:`_generate_from_file`). Otherwise every partition is on the driver (a live cluster, the local engine, a
+    disk to relieve, log dirs to choose, every topic in the stages' scope); ``collected``: the Spark engine's plan
+    and what it read, collected by :func:`_generate_from_file` (the port is not read again). ``texts`` False: the
+    result's JSON texts are left empty (the documents were printed a piece at a time, never held whole)."""
+    source = (
+        None if collected is not None else _streamable_snapshot(port, topics_json, broker_list, engine, spark_master)
+    )
     if source is not None:
         return _generate_from_file(
             port,
@@ -228,15 +250,19 @@ def generate_balanced(
             move_budget=move_budget,
             bytes_tolerance=bytes_tolerance,
         )
-    inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
+    if collected is None:
+        inputs = read_generate_inputs(port, topics_json, broker_list, rack_aware)
+        usage = port.describe_log_dirs([b.id for b in inputs.usable])
+    else:
+        inputs, usage = collected.inputs, collected.usage
     topics, current = inputs.topics, inputs.current
-    usage = port.describe_log_dirs([b.id for b in inputs.usable])
     usable = without_cordoned(inputs.usable, usage)
     sizes = partition_sizes(port, current, [b.id for b in inputs.cluster_brokers])
     rows: list[Row] = []
     for name in sorted(current):  # by topic, then partition
         rows += zip(repeat(name), current[name].partitions, current[name].replicas, sizes[name])
     ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, rows)
+    plan, minimum = (None, None) if collected is None else (collected.plan, collected.minimum)
     used = choose_engine(engine, len(rows), spark_master) if plan is None else "spark"
     if minimum is None:  # for the engine and the report
         minimum = minimum_movement(rows, ctx.brokers, replication_factor)
@@ -245,6 +271,8 @@ def generate_balanced(
     elif plan is None:
         plan = plan_balanced(rows, ctx, minimum[0])
     capacities, other_bytes = broker_disks(port, topics, [b.id for b in usable], usage)
+    if collected is not None and collected.other_bytes is not None:
+        other_bytes = collected.other_bytes
     volumes = with_volumes(usage)
     other_bytes = unplanned_volume_bytes(rows, volumes, ctx.brokers, other_bytes, max_disk_usage)
     engine_plan = {key: list(replicas) for key, replicas in plan.items()} if choose_dirs(volumes, ctx.brokers) else None
@@ -280,7 +308,7 @@ def generate_balanced(
     )
     check_volumes(choice, max_disk_usage)
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
-    return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice), used
+    return print_plan(out, current, plan, choice, texts), replace(quality, log_dirs=choice), used
 
 
 def print_plan(
@@ -288,13 +316,18 @@ def print_plan(
     current: Mapping[str, TopicColumns],
     plan: Mapping[tuple[str, int], Sequence[int]],
     choice: LogDirChoice | None = None,
+    texts: bool = True,
 ) -> GenerateResult:
-    """The two documents of --generate (Apache layout), the proposal's log_dirs from ``choice``."""
-    proposed = format_topics_json(
+    """The two documents of --generate (Apache layout), the proposal's log_dirs from ``choice``; ``texts``
+    False: printed a topic at a time, neither held whole (the result's texts are empty)."""
+    proposed = (
         (name, topic.partitions, [plan[(name, p)] for p in topic.partitions], _topic_dirs(choice, name, plan, topic))
         for name, topic in current.items()
     )
-    return print_proposal(out, current_assignment_json(current), proposed)
+    if texts:
+        return print_proposal(out, current_assignment_json(current), format_topics_json(proposed))
+    print_documents(out, current_assignment_pieces(current), topics_json_pieces(proposed))
+    return GenerateResult("", "")
 
 
 def _topic_dirs(
@@ -425,7 +458,9 @@ def _generate_from_file(
     ``--move-budget`` run on the partitions of a scope of topics and the others' totals per broker
     (:mod:`kreassign.planning.scope`, :func:`_scoped_stage`). When every topic is in scope (their partitions are
     few enough), when a disk must be relieved (rare), or when a chosen broker has log dirs on several volumes,
-    the plan is collected and the driver-side stages run as with every partition."""
+    the plan is collected and the driver-side stages run as with every partition: the partitions they read come
+    with the plan (:meth:`kreassign.spark.planner.SnapshotPlanner.collect`), the file is not read again in
+    Python but for the replicas of each log dir when a broker has several volumes."""
     from kreassign.errors import UnknownTopicOrPartitionError
     from kreassign.formats import sort_topic_names, topic_entry_head
     from kreassign.javacompat.jackson_writer import quote_json_string
@@ -475,7 +510,8 @@ def _generate_from_file(
             relieve = False
         band = spreads = spent = None
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
-        relieve = relieve or choose_dirs(with_volumes(usage), ctx.brokers)
+        several = choose_dirs(with_volumes(usage), ctx.brokers)
+        relieve = relieve or several
         if not relieve and (bytes_tolerance is not None or move_budget is not None):
             spreads = planner.topic_spreads(ctx.brokers)
         disks = {"capacities": capacities, "other_bytes": other_bytes, "limit": max_disk_usage}
@@ -496,9 +532,18 @@ def _generate_from_file(
         if move_budget is not None and not relieve:  # on the scope of the plan the bytes stage left
             spent = _scoped_stage(planner, ctx, totals, spreads, spend_move_budget, budget=move_budget, **disks)
             relieve = spent is None
-        if relieve:
+        if relieve:  # before any change to the plan kept in the JVM
+            cluster = head.describe_brokers()
+            current, plan = planner.collect({b.id for b in cluster})
+            inputs = GenerateInputs(topics, current, cluster, get_broker_metadata(cluster, brokers_to_use, rack_aware))
+            ids = [b.id for b in inputs.usable]
+            if several:  # logdirs.choose_log_dirs reads the replicas of each dir: the port's (the whole file)
+                collected = Collected(plan, minimum, inputs, port.describe_log_dirs(ids), None)
+            else:  # the rest of each disk as Spark summed it, in the order broker_disks gives it
+                others = {b: other_bytes[b] for b in ids if b in other_bytes}
+                collected = Collected(plan, minimum, inputs, head.describe_log_dirs(ids), others)
             return generate_balanced(
-                port,
+                head,
                 topics_json,
                 broker_list,
                 rack_aware=rack_aware,
@@ -509,9 +554,9 @@ def _generate_from_file(
                 out=out,
                 max_disk_usage=max_disk_usage,
                 move_budget=move_budget,
-                plan=planner.collect(),
+                texts=texts,
                 bytes_tolerance=bytes_tolerance,
-                minimum=minimum,
+                collected=collected,
             )
         moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
         if spreads is None:

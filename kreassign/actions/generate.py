@@ -3,13 +3,13 @@ current assignment."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kreassign.actions.common import Output
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError
-from kreassign.formats import format_reassignment_json, format_topics_json, parse_generate_assignment_args
+from kreassign.formats import format_reassignment_json, parse_generate_assignment_args, topics_json_pieces
 from kreassign.javacompat.random import JavaRandom
 from kreassign.model import Broker, TopicColumns, TopicPartition
 from kreassign.planning.placement import calculate_assignment, get_broker_metadata
@@ -72,16 +72,28 @@ class GenerateResult:
 
 
 def current_assignment_json(current: Mapping[str, TopicColumns]) -> str:
-    return format_topics_json((name, t.partitions, t.replicas, t.log_dirs) for name, t in current.items())
+    return "".join(current_assignment_pieces(current))
+
+
+def current_assignment_pieces(current: Mapping[str, TopicColumns]) -> Iterator[str]:
+    """:func:`current_assignment_json` a topic at a time (:func:`kreassign.formats.topics_json_pieces`)."""
+    return topics_json_pieces((name, t.partitions, t.replicas, t.log_dirs) for name, t in current.items())
 
 
 def print_proposal(out: Output, current_json: str, proposed_json: str) -> GenerateResult:
-    out("Current partition replica assignment\n")
-    out(current_json)
-    out("\n\nProposed partition reassignment configuration\n")
-    out(proposed_json)
-    out("\n")
+    print_documents(out, (current_json,), (proposed_json,))
     return GenerateResult(current_json, proposed_json)
+
+
+def print_documents(out: Output, current: Iterable[str], proposed: Iterable[str]) -> None:
+    """The two documents of --generate in the Apache layout, each printed a piece at a time as it comes."""
+    out("Current partition replica assignment\n")
+    for piece in current:
+        out(piece)
+    out("\n\nProposed partition reassignment configuration\n")
+    for piece in proposed:
+        out(piece)
+    out("\n")
 
 
 def generate_assignment(

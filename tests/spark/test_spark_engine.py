@@ -346,3 +346,35 @@ def test_shared_volumes_and_cordons_give_the_local_plan(spark, tmp_path):
         if d != "any"
     ]
     assert named and {d for _, d in named} == {"/data", "/data2"}
+
+
+@pytest.mark.parametrize("extra", [(), ("--bytes-tolerance", "none")], ids=["collected", "streamed"])
+def test_replicas_on_brokers_gone_give_the_local_plan(spark, tmp_path, extra):
+    """Brokers 83 and 84 gone from the snapshot (their replicas stay, with their log dirs; --broker-list still
+    names them) and every seventh partition without log dirs: the current document names no dir for those
+    replicas ("any"), from the plan the Spark engine collects for the bytes stage as from the one it streams.
+    Both engines."""
+    import json
+
+    snapshot = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    lines = []
+    for line in snapshot.read_text().splitlines():
+        record = json.loads(line)
+        if record["type"] == "broker" and record["id"] in (83, 84):
+            continue
+        if record["type"] == "partition" and record["partition"] % 7 == 0:
+            record["log_dirs"] = None
+        lines.append(json.dumps(record))
+    snapshot.write_text("\n".join(lines) + "\n")
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
+    outputs = {engine: run_balanced(snapshot, topics, engine, 90, *extra)[0] for engine in ("local", "spark")}
+    assert outputs["spark"] == outputs["local"]
+    current = json.loads(outputs["local"].splitlines()[1])["partitions"]
+    gone = [p for p in current if {83, 84} & set(p["replicas"]) and p["partition"] % 7]
+    assert gone and all(
+        d == ("any" if b in (83, 84) else "/data")
+        for p in gone
+        for b, d in zip(p["replicas"], p["log_dirs"], strict=True)
+    )
