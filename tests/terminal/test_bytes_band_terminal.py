@@ -79,19 +79,25 @@ def jbod(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("cols", [80, 140])
-def test_the_log_dirs_line_at_the_terminal(jbod, tmp_path, cols):
-    """The report's `Log dirs:` line says how many new replicas got a dir and the fullest volume after, every
-    word on the screen; the plan names /b (the emptier volume) for broker 4's new replicas."""
+def balanced_at_terminal(snapshot, tmp_path, cols: int, brokers: str, *extra: str):
+    """The balanced --generate of the snapshot ``c.jsonl`` and ``topics.json`` in the directory ``snapshot`` at a
+    terminal of ``cols`` columns (no line wider): the words on the screen, one space apart, and the proposal's
+    partitions."""
     plan = tmp_path / "plan.txt"
-    argv = ["--generate", "--cluster-snapshot-file", str(jbod / "c.jsonl"), "--topics-to-move-json-file"]
-    argv += [str(jbod / "topics.json"), "--broker-list", "1,2,3,4", "--strategy", "balanced"]
+    argv = ["--generate", "--cluster-snapshot-file", str(snapshot / "c.jsonl"), "--topics-to-move-json-file"]
+    argv += [str(snapshot / "topics.json"), "--broker-list", brokers, "--strategy", "balanced", *extra]
     terminal = Terminal(argv, cols=cols, stdout_to=plan)
     assert terminal.wait(timeout=120) == 0, terminal.text()
     lines = terminal.lines()
     assert all(len(line) <= cols for line in lines)
-    text = " ".join(" ".join(lines).split())
-    proposal = json.loads(plan.read_text().splitlines()[4])["partitions"]
+    return " ".join(" ".join(lines).split()), json.loads(plan.read_text().splitlines()[4])["partitions"]
+
+
+@pytest.mark.parametrize("cols", [80, 140])
+def test_the_log_dirs_line_at_the_terminal(jbod, tmp_path, cols):
+    """The report's `Log dirs:` line says how many new replicas got a dir and the fullest volume after, every
+    word on the screen; the plan names /b (the emptier volume) for broker 4's new replicas."""
+    text, proposal = balanced_at_terminal(jbod, tmp_path, cols, "1,2,3,4")
     named = [d for p in proposal for b, d in zip(p["replicas"], p["log_dirs"], strict=True) if b == 4]
     assert named and set(named) == {"/b"}
     found = re.search(r"Log dirs: (\d+) new replica\(s\) given a dir on 1 broker\(s\) with several volumes; "
@@ -119,16 +125,7 @@ def test_a_full_volume_relieved_within_its_broker_at_the_terminal(full_volume, t
     """A volume above --max-disk-usage gives replicas the plan keeps on its broker to the other volume: the
     report says how many and their bytes, and names the volume still above the limit, every word on the
     screen."""
-    plan = tmp_path / "plan.txt"
-    argv = ["--generate", "--cluster-snapshot-file", str(full_volume / "c.jsonl"), "--topics-to-move-json-file"]
-    argv += [str(full_volume / "topics.json"), "--broker-list", "4", "--strategy", "balanced"]
-    argv += ["--max-disk-usage", "0.3"]
-    terminal = Terminal(argv, cols=cols, stdout_to=plan)
-    assert terminal.wait(timeout=120) == 0, terminal.text()
-    lines = terminal.lines()
-    assert all(len(line) <= cols for line in lines)
-    text = " ".join(" ".join(lines).split())
-    proposal = json.loads(plan.read_text().splitlines()[4])["partitions"]
+    text, proposal = balanced_at_terminal(full_volume, tmp_path, cols, "4", "--max-disk-usage", "0.3")
     # /b has 200 GiB of room below 30 %: the largest that fit go there, 100, 90 and 10 GiB
     assert {p["partition"]: p["log_dirs"] for p in proposal if p["log_dirs"] != ["any"]} == {
         9: ["/b"],
