@@ -167,13 +167,19 @@ def list_document(current: Mapping[TopicPartition, PartitionReassignment]) -> di
 
 
 def cancel_document(
-    cancelled: Iterable[TopicPartition], stopped: Mapping[TopicPartitionReplica, str], throttles_cleared: bool
+    cancelled: Iterable[TopicPartition],
+    stopped: Mapping[TopicPartitionReplica, str],
+    throttles_cleared: bool,
+    batched_runs: Sequence[Any] = (),
 ) -> dict[str, object]:
+    """The Apache-form --cancel; ``batched_runs``: the ``RunCancelled`` of each batched run of the plan it
+    stopped or cleaned up first (kreassign.actions.batched_cancel)."""
     return document(
         "cancel",
         cancelled=partition_refs(cancelled),
         log_dir_moves_stopped=log_dir_moves(stopped),
         throttles_cleared=throttles_cleared,
+        batched_runs=[run.document() for run in batched_runs],
     )
 
 
@@ -350,13 +356,5 @@ def batched_outcome_document(
 
 
 def batched_cancel_document(result: Any) -> dict[str, object]:
-    """What --cancel of a batched plan did (``result``: a ``kreassign.actions.batched.BatchedCancelResult``)."""
-    return document(
-        "batched-cancel",
-        stopped_pid=result.stopped_pid,
-        message=result.message,
-        reverted=partition_refs(result.reverted),
-        steps_done=result.steps_done,
-        journal=result.journal,
-        rollback_file=result.rollback_file,
-    )
+    """What --cancel --journal-file did (``result``: a ``kreassign.actions.batched_cancel.RunCancelled``)."""
+    return document("batched-cancel", **result.document())

@@ -79,7 +79,7 @@ expect_field "$WORK/execute.json" status '"completed"'
 expect_field "$WORK/execute.json" partitions_done 6
 expect_field "$WORK/execute.json" throttles_restored true
 helper replicas "$MOVES" --expect "$WORK/plan.json" >/dev/null || fail "$MOVES is not at the proposed assignment"
-[ -f "$WORK/moves-journal-rollback.json" ] || fail "no rollback file next to the journal"
+[ -f "$WORK/moves-journal-original.json" ] || fail "no rollback file next to the journal"
 
 # ---- verify: everything done, so exit 0 even with --fail-if-incomplete
 say "verify --fail-if-incomplete"
@@ -126,7 +126,7 @@ BACKGROUND_PID=""
 expect_field "$WORK/slow-execute.json" status '"cancelled"'
 kr --list --output json >"$WORK/list.json"
 ! grep -q "\"$SLOW\"" "$WORK/list.json" || fail "a reassignment of $SLOW still runs: $(cat "$WORK/list.json")"
-helper replicas "$SLOW" --expect "$WORK/slow-journal-rollback.json" >/dev/null \
+helper replicas "$SLOW" --expect "$WORK/slow-journal-original.json" >/dev/null \
   || fail "$SLOW is not back at its original assignment"
 
 # ---- nothing left behind

@@ -18,16 +18,15 @@ from kreassign.documents import (
     limits_document,
 )
 from kreassign.errors import CommandError, TerseError
-from kreassign.execution.cleanup import restore_order
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
-from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, plan_id
-from kreassign.execution.registry import live_runs, register, unregister
-from kreassign.execution.throttles import record_throttles, restore_recorded
+from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, how_it_ended, plan_id
+from kreassign.execution.registry import register, unregister
+from kreassign.execution.throttles import record_throttles
 from kreassign.execution.watch import waiting_out_metadata_lag
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
 from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
-from kreassign.planning.steps import Limits, Round, Step, busiest_broker, count_steps, plan_rounds
+from kreassign.planning.steps import Limits, Round, busiest_broker, count_steps, plan_rounds
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,8 @@ def execute_batched(
     if not options.dry_run and journal.is_running_elsewhere():
         return _hand_over(journal, options, out, json_mode)
 
-    resumed = None if options.dry_run else _resumable(journal, targets)
+    previous = None if options.dry_run else _previous_run(journal, targets)
+    resumed = previous if previous is not None and previous.status.resumable else None
 
     def lagging(call):
         return waiting_out_metadata_lag(call, clock=clock, sleep=sleep, event=reporter.event)
@@ -86,7 +86,7 @@ def execute_batched(
     if plan.log_dirs:
         lagging(lambda: check_plan_log_dirs(port, plan.log_dirs))
     original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
-    # the rollback file names no log dirs, so that it can be run batched too
+    # the original file names no log dirs, so that it can be run batched too
     rollback = format_reassignment_json(original, {})
     if resumed:
         text(
@@ -108,24 +108,36 @@ def execute_batched(
         return _hand_over(journal, options, out, json_mode)
     registered = register(plan_id(targets), journal)  # so that --cancel without --journal-file finds this run
     try:
+        done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
         if resumed:
             state = resumed
-            state.status, state.pid = RunStatus.RUNNING, os.getpid()
+            text(
+                f"Resuming the batched run of this plan that {_ended_as(resumed)}: {done} of {len(targets)} "
+                "partition(s) at their target; the original assignment is the one from before its first run.\n"
+            )
+            state.status, state.pid, state.message, state.reverted = RunStatus.RUNNING, os.getpid(), "", []
             if options.throttle >= 0:
                 state.throttle = options.throttle
             if options.log_dir_throttle >= 0:
                 state.log_dir_throttle = options.log_dir_throttle
-            done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
-            text(f"Resuming the batched reassignment from {journal.path} ({done} of {len(targets)} partitions done)\n")
+            if resumed.status is RunStatus.CANCELLED:  # its clean-up restored them: the configs now are the ones
+                state.recorded_throttles = _recorded_throttles(port, targets, original, live)  # to restore at its end
         else:
+            if previous is not None:  # a completed run: kept, and this one starts anew
+                kept = journal.archive(previous)
+                text(
+                    f"Starting a new batched run of this plan: the earlier one completed; its journal and original "
+                    f"assignment are kept as {kept.path} and {kept.original_path}.\n"
+                )
             state = lagging(lambda: _new_state(port, targets, original, live, options))
         journal.clear_control()
+        journal.keep_original(rollback + "\n")
         journal.save(state)
-        journal.write_rollback(rollback + "\n")
         text(f"Journal: {journal.path}\n")
-        text(f"Rollback: {journal.rollback_path}\n")
+        text(f"Original assignment (to roll back): {journal.original_path}\n")
         steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
-        text(f"Moving {len(targets)} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
+        moving = f"{len(targets) - done} of {len(targets)}" if done else f"{len(targets)}"
+        text(f"Moving {moving} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
         if plan.log_dirs:
             text(f"{len(plan.log_dirs)} replica(s) go to the log dir the plan names.\n")
         on_start()
@@ -151,7 +163,7 @@ def execute_batched(
     on_finish(outcome)  # the live display ends before the summary is printed (stdout may be the same terminal)
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
-        paths = str(journal.path), str(journal.rollback_path)
+        paths = str(journal.path), str(journal.original_path)
         changes = executor.state.limit_changes
         out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems, changes)))
         return outcome
@@ -178,8 +190,8 @@ def check_plan_log_dirs(port: ClusterPort, log_dirs: Mapping[TopicPartitionRepli
             )
 
 
-def _resumable(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]]) -> JournalState | None:
-    """The journal of an earlier run of this plan that left work to do."""
+def _previous_run(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]]) -> JournalState | None:
+    """The journal of an earlier run of this plan (resumed unless it completed)."""
     if not journal.exists():
         return None
     previous = journal.load()
@@ -187,7 +199,14 @@ def _resumable(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...
         raise CommandError(
             f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
         )
-    return previous if previous.status.resumable else None
+    return previous
+
+
+def _ended_as(state: JournalState) -> str:
+    """How the earlier run of a resumed plan ended, after "the batched run of this plan that"."""
+    if state.status is RunStatus.RUNNING:  # its lock is free: the process died without its clean-up
+        return f"died (pid {state.pid})"
+    return "was " + how_it_ended(state.status, state.message)
 
 
 def _check_running(
@@ -215,9 +234,6 @@ def _new_state(
     options: BatchedOptions,
 ) -> JournalState:
     """The journal of a first run: the plan, its limits and rates, and the throttle configs before it."""
-    topics = {tp.topic for tp in targets}
-    # an offline broker's configs cannot be read (nor changed): it is left alone
-    brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
     return JournalState(
         plan_id=plan_id(targets),
         status=RunStatus.RUNNING,
@@ -226,10 +242,23 @@ def _new_state(
         limits=limits_document(options.limits),
         throttle=options.throttle,
         log_dir_throttle=options.log_dir_throttle,
-        recorded_throttles=record_throttles(port, topics, brokers),
+        recorded_throttles=_recorded_throttles(port, targets, original, live),
         pid=os.getpid(),
         started=time.time(),
     )
+
+
+def _recorded_throttles(
+    port: ClusterPort,
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    original: Mapping[TopicPartition, tuple[int, ...]],
+    live: set[int],
+) -> dict[str, dict[str, dict[str, str | None]]]:
+    """The throttle configs of the plan's topics and brokers as they are before the run changes them."""
+    topics = {tp.topic for tp in targets}
+    # an offline broker's configs cannot be read (nor changed): it is left alone
+    brokers = ({b for r in targets.values() for b in r} | {b for r in original.values() for b in r}) & live
+    return record_throttles(port, topics, brokers)
 
 
 def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode: bool = False) -> None:
@@ -313,155 +342,13 @@ def render_outcome(outcome: Outcome, journal: Journal, throttled: bool) -> str:
             f"{outcome.steps_done} step(s){moved} in {took}.{restored}"
         )
     lines = [
-        f"Batched reassignment {outcome.status}"
-        + (f" ({outcome.message})" if outcome.message else "")
-        + f": {outcome.partitions_done} of {outcome.partitions} partition(s) at their target after "
-        f"{outcome.steps_done} step(s){moved} in {took}.{restored}"
+        f"Batched reassignment {how_it_ended(outcome.status, outcome.message)}: {outcome.partitions_done} of "
+        f"{outcome.partitions} partition(s) at their target after {outcome.steps_done} step(s){moved} in {took}.{restored}"
     ]
     if outcome.reverted:
         lines.append("Reverted the steps in flight of " + ",".join(str(tp) for tp in sorted(outcome.reverted)) + ".")
     for tp, reason in sorted(outcome.failures.items()):
         lines.append(f"{tp}: {reason}")
     lines.append("Run the same command again to resume from where it stopped.")
-    lines.append(f"To roll back to the original assignment: --execute --reassignment-json-file {journal.rollback_path}")
+    lines.append(f"To roll back to the original assignment: --execute --reassignment-json-file {journal.original_path}")
     return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class BatchedCancelResult:
-    """What --cancel of a batched plan did (for --output json)."""
-
-    stopped_pid: int | None
-    message: str
-    reverted: list[TopicPartition]
-    steps_done: int
-    journal: str
-    rollback_file: str
-
-    def document(self) -> dict[str, object]:
-        from kreassign.documents import batched_cancel_document
-
-        return batched_cancel_document(self)
-
-
-@dataclass(frozen=True)
-class StoppedRun:
-    """A batched run of the plan that an Apache-form --cancel stopped (found through the registry)."""
-
-    pid: int
-    journal: str
-    message: str
-    reverted: list[TopicPartition]
-
-
-def stop_live_runs(
-    plan: ReassignmentPlan,
-    *,
-    wait_s: float = 120.0,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-) -> list[StoppedRun]:
-    """--cancel without --journal-file: every run of this plan alive on this machine whose journal is not the
-    default one (cancel_batched finds that one) is asked to stop, as its own --cancel would, and waited for
-    while it reverts its steps in flight and restores its throttles. Returns what each run did."""
-    default = default_journal_path(plan.targets()).resolve()
-    stopped = []
-    for run in live_runs(plan_id(plan.targets())):
-        if run.journal.resolve() == default:
-            continue
-        journal = Journal(run.journal)
-        _stop_run(journal, f"The batched reassignment of this plan (pid {run.pid})", wait_s, clock, sleep)
-        try:
-            state = journal.load()
-            message, reverted = state.message, list(state.reverted)
-        except CommandError:
-            message, reverted = "", []
-        stopped.append(StoppedRun(run.pid, str(run.journal), message, reverted))
-    return stopped
-
-
-def _stop_run(
-    journal: Journal,
-    which: str,
-    wait_s: float,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-) -> None:
-    """Asks the process running ``journal`` to cancel (through its control file, never a signal: a pid may
-    have been reused) and waits for it to finish its clean-up and let go of the journal."""
-    journal.request(cancel=True, by=f"--cancel (pid {os.getpid()})")
-    deadline = clock() + wait_s
-    while journal.is_running_elsewhere():
-        if clock() >= deadline:
-            raise CommandError(
-                f"{which} did not stop within {wait_s:.0f} s; the cancel request stays in {journal.control_path}"
-            )
-        sleep(0.2)
-
-
-def cancel_batched(
-    port: ClusterPort,
-    plan: ReassignmentPlan,
-    journal_path: str | None,
-    out: Output,
-    *,
-    wait_s: float = 120.0,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-) -> BatchedCancelResult | None:
-    """--cancel of a plan that has a journal: stop its run, revert the step in flight, restore throttles.
-    Returns None when the plan has no journal to act on (the Apache --cancel applies then)."""
-    journal = journal_for(plan, journal_path)
-    if not journal.exists():
-        return None
-    state = journal.load()
-    if state.plan_id != plan_id(plan.targets()) or not state.status.resumable:
-        return None
-    stopped_pid: int | None = None
-    reverted: list[TopicPartition] = []
-    if journal.is_running_elsewhere():
-        _stop_run(journal, f"The batched reassignment (pid {state.pid})", wait_s, clock, sleep)
-        state = journal.load()
-        stopped_pid = state.pid
-        out(
-            f"Cancelled the batched reassignment run by pid {state.pid}"
-            + (f" ({state.message})" if state.message else "")
-            + ".\n"
-        )
-    else:
-        if not journal.try_lock():  # pragma: no cover - a run started between the two checks
-            raise CommandError("A batched run of this plan just started; run --cancel again")
-        try:
-            in_flight = list(state.in_flight)
-            if in_flight:
-                running = port.list_reassignments(in_flight)
-                ours = [tp for tp in in_flight if tp in running]
-                errors = port.alter_reassignments({tp: None for tp in ours}) if ours else {}
-                reverted = [tp for tp in ours if tp not in errors]
-                for tp in sorted(errors):
-                    out(f"Could not cancel the step of {tp}: {errors[tp]}\n")
-                # Kafka's revert keeps the step's order: the source's is put back (copies nothing)
-                steps = {tp: Step(tp, *state.in_flight[tp]) for tp in reverted}
-                for problem in restore_order(port, steps, reverted=steps, clock=clock, sleep=sleep, event=discard):
-                    out(f"Warning: {problem}\n")
-            pending = restore_recorded(port, state.recorded_throttles)
-            if pending:
-                out(
-                    f"Broker(s) {','.join(pending)} are offline: run --cancel again when they are back to restore their throttle rates\n"
-                )
-            state.in_flight = {}
-            state.status, state.message = RunStatus.CANCELLED, "cancelled by --cancel after the run had stopped"
-            journal.save(state)
-        finally:
-            journal.unlock()
-        out(
-            "Cancelled the batched reassignment"
-            + (f"; reverted the steps in flight of {','.join(str(tp) for tp in sorted(reverted))}" if reverted else "")
-            + "; throttles restored.\n"
-        )
-    done = sum(state.steps_done.values())
-    out(f"{done} step(s) had completed. Journal: {journal.path}\n")
-    out(f"To roll back to the original assignment: --execute --reassignment-json-file {journal.rollback_path}\n")
-    return BatchedCancelResult(
-        stopped_pid, state.message, sorted(reverted), done, str(journal.path), str(journal.rollback_path)
-    )

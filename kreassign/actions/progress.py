@@ -200,3 +200,32 @@ def batched_run_running(targets, journal_path: str | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def stopped_batched_run(targets, journal_path: str | None) -> str | None:
+    """A batched --execute of this plan that stopped before its end and is not running: one line saying so,
+    and what to do (the same --execute resumes it; --cancel reverts what a dead run left in flight). None when
+    there is no such run (no journal, a completed one, or one running now)."""
+    from kreassign.errors import CommandError
+    from kreassign.execution.journal import Journal, RunStatus, default_journal_path, how_it_ended, plan_id
+
+    journal = Journal(journal_path or default_journal_path(targets))
+    try:
+        state = journal.load() if journal.exists() else None
+    except CommandError:
+        return None
+    if state is None or state.plan_id != plan_id(targets) or state.status is RunStatus.COMPLETED:
+        return None
+    if journal.is_running_elsewhere():
+        return None
+    done = sum(state.steps_done.values())
+    if state.status is RunStatus.RUNNING:
+        how = f"died (pid {state.pid}) without its clean-up"
+        if state.in_flight:
+            how += f", its step(s) in flight of {','.join(str(tp) for tp in sorted(state.in_flight))} still running"
+    else:
+        how = f"was {how_it_ended(state.status, state.message)}"
+    advice = "run the same --execute again to resume it"
+    if state.status.cancellable:
+        advice += ", or --cancel to revert what it left in flight and restore throttles"
+    return f"The batched run of this plan {how} after {done} step(s) ({journal.path}): {advice}."

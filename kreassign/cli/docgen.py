@@ -262,8 +262,11 @@ FILES = (
         "by --cancel.",
     ),
     (
-        "<journal>-rollback.json",
-        "The original assignment in the Apache reassignment format, to roll back with --execute.",
+        "<journal stem>-original.json",
+        "The assignment from before the plan's first run, in the Apache reassignment format, to roll back with "
+        "--execute. Written once and never overwritten: a rerun after a cancel, Ctrl-C or a crash resumes the plan; "
+        "a run after a completed one starts anew and first keeps the completed run's journal and original as "
+        "<plan id>-<UTC start time>.json and <plan id>-<UTC start time>-original.json.",
     ),
     ("<journal>.lock", "Held (flock) by the process that runs the plan."),
     ("<journal>.control", "Requests to the running process: a new throttle (--additional) or --cancel."),

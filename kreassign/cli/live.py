@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from kreassign.execution.executor import Outcome, Progress
-from kreassign.execution.journal import RunStatus
+from kreassign.execution.journal import RunStatus, how_it_ended
 from kreassign.humanize import format_bytes, format_duration
 
 
@@ -59,12 +59,8 @@ class PlainReporter:
 
 
 def _ended(outcome: Outcome) -> str:
-    """ "interrupted by SIGINT", "cancelled by --cancel", "failed (why)"."""
-    if not outcome.message:
-        return str(outcome.status)
-    if outcome.message.startswith(str(outcome.status)):
-        return outcome.message
-    return f"{outcome.status} ({outcome.message})"
+    """ "interrupted by SIGINT", "cancelled by --cancel (pid 12)", "failed (why)"."""
+    return how_it_ended(outcome.status, outcome.message)
 
 
 def outcome_line(outcome: Outcome, throttled: bool) -> str:

@@ -10,7 +10,11 @@ folds it back in. A journal without a log (written by an earlier version) resume
 * ``<journal>.lock``: held (``flock``) by the process that runs the plan, so a second run of the same
   command knows the plan is being executed, and a run after a crash or ``kill -9`` knows it is not;
 * ``<journal>.control``: requests to the running process (a new throttle, cancel), read on every poll;
-* ``<stem>-rollback.json``: the original assignment in the Apache reassignment format.
+* ``<stem>-original.json``: the assignment from before the plan's first run, in the Apache reassignment format
+  (the rollback file). Written once, when the plan's first run starts, and never overwritten: a run after a
+  cancel, Ctrl-C, a failure or ``kill -9`` resumes the same journal; a run after a completed one starts anew,
+  and the completed run's journal and original are first kept under names with their start time
+  (``archive``).
 """
 
 from __future__ import annotations
@@ -46,8 +50,24 @@ class RunStatus(StrEnum):
 
     @property
     def resumable(self) -> bool:
-        """A run of the plan with this status left work that the same command resumes (and --cancel stops)."""
+        """The same command resumes a run of the plan that ended so (a cancelled one too: its completed steps
+        stay, and its original assignment with them); a completed run is followed by a new one."""
+        return self is not RunStatus.COMPLETED
+
+    @property
+    def cancellable(self) -> bool:
+        """A run that ended so may have left steps in flight or throttles behind (its process died, or its
+        clean-up was cut short): --cancel reverts and restores them."""
         return self in (RunStatus.RUNNING, RunStatus.INTERRUPTED, RunStatus.FAILED)
+
+
+def how_it_ended(status: RunStatus, message: str) -> str:
+    """ "cancelled by --cancel (pid 12)", "interrupted by SIGINT", "failed (why)": the status said once."""
+    if not message:
+        return str(status)
+    if message.startswith(str(status)):
+        return message
+    return f"{status} ({message})"
 
 
 def plan_id(targets: Mapping[TopicPartition, Sequence[int]]) -> str:
@@ -199,7 +219,7 @@ class Journal:
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.control_path = self.path.with_name(self.path.name + ".control")
-        self.rollback_path = self.path.with_name(self.path.stem + "-rollback.json")
+        self.original_path = self.path.with_name(self.path.stem + "-original.json")
         self.log_path = self.path.with_name(self.path.name + ".log")
         self._lock_fd: int | None = None
         self._log_lines = 0
@@ -275,8 +295,31 @@ class Journal:
                 records.append(record)
         return records
 
-    def write_rollback(self, text: str) -> None:
-        self._write_private(self.rollback_path, text)
+    def keep_original(self, text: str) -> None:
+        """The assignment from before the plan's first run; never overwritten once on disk."""
+        if not self.original_path.exists():
+            self._write_private(self.original_path, text)
+
+    def archive(self, state: JournalState) -> Journal:
+        """A completed run's journal and original assignment, kept under names with the run's start time
+        (``<stem>-<UTC time>.json``, ``<stem>-<UTC time>-original.json``) before a new run of the plan starts
+        anew. Returns the archived journal."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(state.started or time.time()))
+        kept = Journal(self.path.with_name(f"{self.path.stem}-{stamp}{self.path.suffix}"))
+        again = 1
+        while kept.path.exists() or kept.original_path.exists():  # two runs started in the same second
+            again += 1
+            kept = Journal(self.path.with_name(f"{self.path.stem}-{stamp}-{again}{self.path.suffix}"))
+        self.save(state)  # its log folded in
+        try:
+            if self.original_path.exists():
+                os.replace(self.original_path, kept.original_path)
+            os.replace(self.path, kept.path)
+        except OSError as exc:
+            raise CommandError(
+                f"Cannot keep the completed run's journal as {kept.path}: {exc.strerror or exc}"
+            ) from None
+        return kept
 
     def _write_private(self, path: Path, text: str) -> None:
         try:

@@ -38,10 +38,11 @@ class Terminal:
         stdout_to: Path | None = None,
         cwd: Path | None = None,
         shell: str | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         """``shell``: a command line for ``sh -c`` instead of kreassign (``{kreassign}`` in it is replaced by
-        the command that runs this checkout's kreassign)."""
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+        the command that runs this checkout's kreassign); ``env``: the environment (default: this process's)."""
+        env = {k: v for k, v in (env or os.environ).items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
         env["TERM"] = "xterm-256color"
         kreassign = [sys.executable, "-m", "kreassign"]
         if shell is not None:

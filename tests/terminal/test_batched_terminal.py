@@ -132,7 +132,7 @@ def test_ctrl_c_at_the_terminal_reverts_the_steps_in_flight(batched_run, port, t
     assert below.endswith(squeezed("throttles restored. The summary is on stdout.")), screen
     assert below.count("Batchedreassignment") == 1, screen
     out = (tmp_path / "out.txt").read_text()
-    assert "Batched reassignment interrupted (interrupted by SIGINT)" in out
+    assert "Batched reassignment interrupted by SIGINT: " in out
     assert "Reverted the steps in flight of" in out
     # the cluster: nothing moving, no throttle left, no partition holding an extra replica
     assert moving(port, topic) == {}

@@ -24,6 +24,7 @@ from kreassign.cluster.kafka import KafkaCluster
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.devcluster.jars import apache_tool_command
 from kreassign.devcluster.topics import create_topic
+from kreassign.execution.journal import RunStatus, how_it_ended
 from kreassign.model import TopicPartition
 from tests.integration.differential import wait_until
 
@@ -132,7 +133,7 @@ def mid_step(port: KafkaCluster, topic: str) -> bool:
 def check_stopped_cleanly(port, topic, run, code, tmp_path, started, reason: str) -> dict:
     out = (tmp_path / "out.txt").read_text()
     assert code == 4, out + "".join(run.screen)
-    assert f"Batched reassignment cancelled ({reason}): 0 of 2 partition(s)" in out
+    assert f"Batched reassignment {how_it_ended(RunStatus.CANCELLED, reason)}: 0 of 2 partition(s)" in out
     assert "Reverted the steps in flight of " in out
     assert port.list_reassignments() == {}
     assert settled_throttles(port, topic) == {}
@@ -182,7 +183,7 @@ def test_apache_form_cancel_from_a_second_shell_stops_the_run_at_a_terminal(clus
         f"Clearing topic-level throttles on topic {topic}\r\n"
     )
     assert cancel_output.endswith(apache), cancel_output
-    assert f"kreassign: stopped the batched reassignment of this plan run by pid {pid}" in cancel_output
+    assert f"kreassign: stopped the batched run of this plan (pid {pid}, journal " in cancel_output
     check_stopped_cleanly(port, topic, run, code, tmp_path, started, f"cancelled by --cancel (pid {second.pid})")
 
 

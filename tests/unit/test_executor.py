@@ -10,7 +10,8 @@ import stat
 
 import pytest
 
-from kreassign.actions.batched import BatchedOptions, cancel_batched, execute_batched
+from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched_cancel import cancel_batched
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.errors import (
@@ -235,7 +236,7 @@ def test_interrupt_reverts_the_step_in_flight_restores_throttles_and_a_rerun_res
 
     outcome, out = run(sim, targets, tmp_path, limits, throttle=10 * MB)
     assert outcome.status == "completed"
-    assert "Resuming the batched reassignment" in out
+    assert "Resuming the batched run of this plan that was interrupted by SIGTERM: " in out
     assert all(sim.partitions[t].replicas == [0, 3, 4] for t in targets)
     # finished steps were not submitted again: only the reverted one is repeated
     again = sim.submitted[len(submitted_before) :]
@@ -348,7 +349,10 @@ def test_cancel_after_a_crash_reverts_and_restores_from_the_journal(tmp_path):
     out: list[str] = []
     assert cancel_batched(sim, plan({tp(0): (2, 3), tp(1): (2, 3)}), str(tmp_path / "j.json"), out.append)
     text = "".join(out)
-    assert "Cancelled the batched reassignment; reverted the steps in flight of t-0; throttles restored." in text
+    assert (
+        f"Cancelled the batched reassignment of pid {os.getpid()}, which had died; reverted the steps in flight of t-0; throttles restored."
+        in text
+    )
     assert sim.list_reassignments() == {} and sim.configs == {}
     assert sim.partitions[tp(0)].replicas == [0, 1]
 
@@ -434,10 +438,10 @@ def test_journal_is_private_and_has_the_rollback(tmp_path):
     sim = cluster()
     sim.add_topic("t", [(0, 1)], size=MB)
     run(sim, {tp(0): (2, 3)}, tmp_path, Limits(partitions=1))
-    for name in ("j.json", "j-rollback.json"):
+    for name in ("j.json", "j-original.json"):
         mode = stat.S_IMODE(os.stat(tmp_path / name).st_mode)
         assert mode == 0o600, (name, oct(mode))
-    rollback = (tmp_path / "j-rollback.json").read_text()
+    rollback = (tmp_path / "j-original.json").read_text()
     assert (
         rollback
         == '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0,1],"log_dirs":["any","any"]}]}\n'

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from kreassign.actions.batched import cancel_batched
+from kreassign.actions.batched_cancel import cancel_batched
 from kreassign.cli import app
+from kreassign.documents import batched_cancel_document
 from kreassign.planning.steps import Limits
 from tests.schema_check import check_document, errors, load_schema
 from tests.unit.test_executor import cluster, killed_after_polls, plan, run, tp
@@ -133,7 +134,7 @@ def test_batched_cancel_document(tmp_path):
     sim.add_topic("t", [(0, 1)] * 2, size=100 * MB)
     killed_after_polls(2, sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, throttle=MB)
     result = cancel_batched(sim, plan({tp(0): (2, 3), tp(1): (2, 3)}), str(tmp_path / "j.json"), lambda _: None)
-    document = result.document()
+    document = batched_cancel_document(result)
     check_document(document)
     assert document["reverted"] == [{"topic": "t", "partition": 0}] and document["stopped_pid"] is None
 

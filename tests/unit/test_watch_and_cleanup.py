@@ -314,7 +314,7 @@ def test_the_registry_lists_live_runs_of_a_plan_and_drops_stale_records(tmp_path
 
 def test_cancel_after_a_kill_puts_back_the_source_order(tmp_path):
     """kill -9, then --cancel --journal-file: the step left in flight is reverted to its source's exact order."""
-    from kreassign.actions.batched import cancel_batched
+    from kreassign.actions.batched_cancel import cancel_batched
     from tests.unit.test_executor import cluster as watched_cluster
     from tests.unit.test_executor import killed_after_polls
 

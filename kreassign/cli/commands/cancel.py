@@ -1,5 +1,7 @@
-"""--cancel: of a batched plan that has a journal (its run stopped, steps in flight reverted), else Apache's
-(after stopping the batched runs of the plan found in the registry of running runs, wherever their journal)."""
+"""--cancel. The Apache form (no ``--journal-file``) prints Apache's text whatever kreassign has on disk: the
+batched runs of the plan (live anywhere on this machine, or dead at the plan's default journal) are stopped or
+cleaned up first, kreassign's account of them goes to stderr, then Apache's cancel runs and prints. With
+``--journal-file`` the run of that journal is cancelled and reported in kreassign's words."""
 
 from __future__ import annotations
 
@@ -9,10 +11,10 @@ from kreassign.cli.exit_codes import ExitCode
 
 def run(inv: Invocation) -> int:
     from kreassign import formats
-    from kreassign.actions.batched import cancel_batched, stop_live_runs
+    from kreassign.actions.batched_cancel import cancel_batched, cancel_runs_of_plan
     from kreassign.actions.cancel import cancel_assignment
     from kreassign.actions.common import naming_input_file, read_input_file
-    from kreassign.documents import cancel_document, dump
+    from kreassign.documents import batched_cancel_document, cancel_document, dump
 
     args = inv.args
     path = args.value("reassignment-json-file")
@@ -21,21 +23,18 @@ def run(inv: Invocation) -> int:
     timeout_ms = args.long_value("timeout")
     with naming_input_file("--reassignment-json-file", path):
         plan = formats.parse_reassignment_json(plan_text)
+    journal = args.value("journal-file")
     runs = []
-    if args.value("journal-file") is None:
-        # the Apache form: a batched run of this plan anywhere on this machine stops first (its own clean-up:
-        # steps in flight reverted, throttles restored, exit 4), then Apache's cancel runs and prints as Apache
-        runs = stop_live_runs(plan)
-        for stopped_run in runs:
-            inv.err(
-                f"kreassign: stopped the batched reassignment of this plan run by pid {stopped_run.pid} "
-                f"(journal {stopped_run.journal}): {stopped_run.message or 'cancelled'}\n"
-            )
-    if not runs:
-        batched = cancel_batched(inv.port, plan, args.value("journal-file"), inv.text_out)
+    if journal is None:
+        runs = cancel_runs_of_plan(inv.port, plan)
+        for account in runs:
+            for line in account.account():
+                inv.err(line)
+    else:
+        batched = cancel_batched(inv.port, plan, journal, inv.text_out)
         if batched is not None:
             if inv.json_mode:
-                inv.out(dump(batched.document()))
+                inv.out(dump(batched_cancel_document(batched)))
             return ExitCode.OK
     cancelled, stopped = cancel_assignment(
         inv.port,
@@ -43,8 +42,8 @@ def run(inv: Invocation) -> int:
         preserve_throttles=preserve,
         timeout_ms=timeout_ms,
         out=inv.text_out,
-        cancelled_by_runs=[tp for r in runs for tp in r.reverted],
+        cancelled_by_runs=[tp for run in runs for tp in run.reverted],
     )
     if inv.json_mode:
-        inv.out(dump(cancel_document(cancelled, stopped, not preserve)))
+        inv.out(dump(cancel_document(cancelled, stopped, not preserve, runs)))
     return ExitCode.OK

@@ -20,7 +20,19 @@ def run(inv: Invocation) -> int:
         return watch(inv, plan, journal)
     report = read_progress(inv.port, plan, journal_path=journal)
     inv.out(render(report, inv.json_mode, terminal=inv.terminal))
+    tell_stopped_run(inv, plan, journal, report)
     return inv.outcome_status(report.outcome)
+
+
+def tell_stopped_run(inv: Invocation, plan, journal: str | None, report) -> None:
+    """A plan not at its target whose batched run stopped (killed, interrupted, cancelled): one line on stderr."""
+    from kreassign.actions.progress import stopped_batched_run
+    from kreassign.planning.progress import PlanOutcome
+
+    if report.outcome is not PlanOutcome.COMPLETE:
+        line = stopped_batched_run(plan.targets(), journal)
+        if line:
+            inv.err(f"kreassign: {line}\n")
 
 
 def render(report, json_mode: bool, terminal: bool) -> str:
@@ -66,6 +78,7 @@ def watch(inv: Invocation, plan, journal: str | None) -> int:
     assert report is not None  # watch_progress yields at least once
     stamp = "" if inv.terminal else time.strftime("%H:%M:%S ")
     inv.out(f"{stamp}{end_line(report)}\n")
+    tell_stopped_run(inv, plan, journal, report)
     return OUTCOME_EXIT_CODES[report.outcome]
 
 
