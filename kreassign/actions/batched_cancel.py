@@ -85,20 +85,26 @@ class RunCancelled:
 def cancel_runs_of_plan(
     port: ClusterPort,
     plan: ReassignmentPlan,
+    warn: Output = discard,
     *,
     wait_s: float = STOP_WAIT_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[RunCancelled]:
     """The Apache form's first part: every batched run of the plan known here stopped or cleaned up (see the
-    module). Prints nothing."""
+    module). Prints nothing on stdout: a journal that cannot be read or a run that does not stop in time is one
+    ``warn`` line, and the Apache cancel goes on (it cancels the reassignments in Kafka itself)."""
     targets = plan.targets()
     journals = {run.journal.resolve(): Journal(run.journal) for run in live_runs(plan_id(targets))}
     default = default_journal_path(targets)
     journals.setdefault(default.resolve(), Journal(default))
     done = []
     for journal in journals.values():
-        result = _cancel_run(port, journal, targets, wait_s, clock, sleep, discard)
+        try:
+            result = _cancel_run(port, journal, targets, wait_s, clock, sleep, discard)
+        except CommandError as exc:
+            warn(f"kreassign: warning: {exc.message}\n")
+            continue
         if result is not None:
             done.append(result)
     return done

@@ -97,3 +97,14 @@ def test_kreassign_form_cancel_keeps_kreassign_text(dead_run, tmp_path):
     assert out.startswith("Cancelled the batched reassignment of pid "), out
     assert "Run the same --execute again to resume the plan.\n" in out
     assert out.endswith(f"--execute --reassignment-json-file {Journal(journal).original_path}\n")
+
+
+def test_apache_form_cancel_with_an_unreadable_default_journal_still_prints_apache_text(dead_run):
+    sim, plan_path = dead_run
+    journal = Journal(default_journal_path(TARGETS))
+    journal.path.write_text("{ torn")
+    code, out, err = invoke("--cancel", "--reassignment-json-file", plan_path)
+    assert code == 0
+    assert out.startswith("Successfully cancelled partition reassignment for: t-0\n"), out
+    assert f"kreassign: warning: The journal {journal.path} cannot be read" in err
+    assert sim.list_reassignments() == {}

@@ -26,7 +26,7 @@ def run(inv: Invocation) -> int:
     journal = args.value("journal-file")
     runs = []
     if journal is None:
-        runs = cancel_runs_of_plan(inv.port, plan)
+        runs = cancel_runs_of_plan(inv.port, plan, inv.err)
         for account in runs:
             for line in account.account():
                 inv.err(line)
