@@ -332,7 +332,7 @@ def batched_outcome_document(
     warnings: Sequence[str],
     limit_changes: Sequence[Mapping[str, object]] = (),
 ) -> dict[str, object]:
-    """The final result of a batched --execute (``outcome``: a ``kreassign.execution.executor.Outcome``;
+    """The final result of a batched --execute (``outcome``: a ``kreassign.execution.outcome.Outcome``;
     ``limit_changes``: the per-broker limit's changes under --adaptive)."""
     return document(
         "batched-outcome",

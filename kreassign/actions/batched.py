@@ -60,12 +60,15 @@ def execute_batched(
     sleep: Callable[[float], None] = time.sleep,
     on_start: Callable[[], object] = lambda: None,
     on_finish: Callable[[Outcome], object] = lambda outcome: None,
+    own: Output | None = None,
 ) -> Outcome | None:
     """Runs the plan to its end (or prints it with --dry-run). Returns the outcome, None for a dry run or a
     request handed to the process that already runs this plan. With ``output="json"`` the text is left
-    out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome)."""
+    out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome). ``own``:
+    where kreassign's own lines go (default ``out``; on a terminal the CLI wraps them), never Apache's text."""
     json_mode = options.output == "json"
     text = discard if json_mode else out
+    mine = discard if json_mode else (own or out)
     if options.adaptive and options.limits.brokers is None:
         raise CommandError("--adaptive adapts the per-broker limit: give it with --max-broker-movements N")
     targets = plan.targets()
@@ -100,7 +103,9 @@ def execute_batched(
     if options.dry_run:
         rank = dry_run_rank(port, targets, options.order)
         rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits, rank)
-        out(render_rounds(rounds, options.limits, options.output, rollback, len(plan.log_dirs)))
+        (out if json_mode else mine)(
+            render_rounds(rounds, options.limits, options.output, rollback, len(plan.log_dirs))
+        )
         return None
 
     _check_running(port, targets, set(resumed.in_flight) if resumed else set(), options.additional)
@@ -111,7 +116,7 @@ def execute_batched(
         done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
         if resumed:
             state = resumed
-            text(
+            mine(
                 f"Resuming the batched run of this plan that {_ended_as(resumed)}: {done} of {len(targets)} "
                 "partition(s) at their target; the original assignment is the one from before its first run.\n"
             )
@@ -125,7 +130,7 @@ def execute_batched(
         else:
             if previous is not None:  # a completed run: kept, and this one starts anew
                 kept = journal.archive(previous)
-                text(
+                mine(
                     f"Starting a new batched run of this plan: the earlier one completed; its journal and original "
                     f"assignment are kept as {kept.path} and {kept.original_path}.\n"
                 )
@@ -133,13 +138,13 @@ def execute_batched(
         journal.clear_control()
         journal.keep_original(rollback + "\n")
         journal.save(state)
-        text(f"Journal: {journal.path}\n")
-        text(f"Original assignment (to roll back): {journal.original_path}\n")
+        mine(f"Journal: {journal.path}\n")
+        mine(f"Original assignment (to roll back): {journal.original_path}\n")
         steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
         moving = f"{len(targets) - done} of {len(targets)}" if done else f"{len(targets)}"
-        text(f"Moving {moving} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
+        mine(f"Moving {moving} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
         if plan.log_dirs:
-            text(f"{len(plan.log_dirs)} replica(s) go to the log dir the plan names.\n")
+            mine(f"{len(plan.log_dirs)} replica(s) go to the log dir the plan names.\n")
         on_start()
         executor = BatchedExecutor(
             port,
@@ -167,9 +172,9 @@ def execute_batched(
         changes = executor.state.limit_changes
         out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems, changes)))
         return outcome
-    out(render_outcome(outcome, journal, throttled) + "\n")
+    mine(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:
-        out(f"Warning: {problem}\n")
+        mine(f"Warning: {problem}\n")
     return outcome
 
 

@@ -82,6 +82,12 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
     terminal = out is _stdout and sys.stdout.isatty()
     err_terminal = err is _stderr and sys.stderr.isatty()
     out, err = _scrubbed(out, configs), _scrubbed(err, configs)
+    if err_terminal:  # kreassign's hints wrap at word boundaries on the terminal
+        from kreassign.cli.tty import wrapping
+
+        hints_err = wrapping(err, 2)
+    else:
+        hints_err = err
     # --generate and snapshots build millions of objects and free none until the end
     bulk = request.kind == "generate" or request.args.has("cluster-snapshot-file")
     sigint = signal.getsignal(signal.SIGINT)  # a batched run ignores Ctrl-C once it has handled one
@@ -100,9 +106,9 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
         except UsageError as exc:  # a bad value of one of kreassign's own options: like the argv checks above
             err(f"{exc.message}\nRun with --help for the list of options.\n")
         except TerseError as exc:
-            _report_error(exc.message, exc.message, exc, json_mode, out, err)
+            _report_error(exc.message, exc.message, exc, json_mode, out, hints_err)
         except KreassignError as exc:
-            _report_error(f"Error: {exc.message}", exc.message, exc, json_mode, out, err)
+            _report_error(f"Error: {exc.message}", exc.message, exc, json_mode, out, hints_err)
         except KeyboardInterrupt:
             err("Interrupted.\n")
             return after_signal(signal.SIGINT)

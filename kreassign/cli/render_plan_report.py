@@ -120,33 +120,50 @@ def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100,
     for line in headline(quality, engine, title):
         console.print(line, highlight=False)
     table = Table(box=None, pad_edge=False, show_edge=False)
-    table.add_column("dimension")
+    table.add_column("dimension", no_wrap=True)
     table.add_column("before: min..max (std)", justify="right")
     table.add_column("after: min..max (std)")
-    for d in quality.dimensions:
-        table.add_row(_LABELS[d.name], _side(d, True), _side(d, False))
+    sides = [(_LABELS[d.name], _side(d, True), _side(d, False)) for d in quality.dimensions]
+    headers = [("dimension", "before: min..max (std)", "after: min..max (std)")]
+    if sum(max(len(row[i]) for row in headers + sides) for i in range(3)) + 4 > width:
+        # too wide for one row each: the spread (std) goes under min..max, whole, rather than cut mid-cell
+        sides = [(a, b.replace(" (std", "\n(std"), c.replace(" (std", "\n(std")) for a, b, c in sides]
+    for row in sides:
+        table.add_row(*row)
     console.print(table)
-    bar_width = max(6, (width - 8) // 3 - 13)
+    names = ("replicas", "leaders", "bytes")
+    labels = {name: (lambda v: format_bytes(v)) if name == "bytes" else (lambda v: str(v)) for name in names}
+    shown = {b: str(b) if b in quality.brokers else f"{b} (removed)" for b in quality.shown}
+    # each column holds a bar and the longest number after it; the bars shrink until the table fits the width
+    longest = {
+        name: max(
+            [1, *(len(labels[name](quality.per_broker[name][i].get(b, 0))) for b in quality.shown for i in (0, 1))]
+        )
+        for name in names
+    }
+    first = max([len("broker"), *(len(label) for label in shown.values())])
+    room = (width - first - 2 * len(names) - sum(n + 1 for n in longest.values())) // len(names)
+    bar_width = max(3, min((width - 8) // 3 - 13, room))
+    console.print("Per broker, before the plan (upper bar) and after it (lower bar):", highlight=False)
     brokers = Table(box=None, pad_edge=False, show_edge=False)
-    brokers.add_column("broker", justify="right")
-    for name in ("replicas", "leaders", "bytes"):
-        brokers.add_column(f"{name} before / after")
+    brokers.add_column("broker", justify="right", no_wrap=True)
+    for name in names:
+        brokers.add_column(name)
     peaks = {
-        name: max([1, *quality.per_broker[name][0].values(), *quality.per_broker[name][1].values()])
-        for name in ("replicas", "leaders", "bytes")
+        name: max([1, *quality.per_broker[name][0].values(), *quality.per_broker[name][1].values()]) for name in names
     }
     for b in quality.shown:
         cells = []
-        for name in ("replicas", "leaders", "bytes"):
+        for name in names:
             before, after = (quality.per_broker[name][i].get(b, 0) for i in (0, 1))
-            label = (lambda v: format_bytes(v)) if name == "bytes" else str
+            label = labels[name]
             cell = Text()
             cell.append(_bar(before, peaks[name], bar_width), style="dim")
             cell.append(f" {label(before)}\n", style="dim")
             cell.append(_bar(after, peaks[name], bar_width), style="bold green" if b in quality.brokers else "red")
             cell.append(f" {label(after)}")
             cells.append(cell)
-        brokers.add_row(str(b) if b in quality.brokers else f"{b} (removed)", *cells)
+        brokers.add_row(shown[b], *cells)
     console.print(brokers)
     return console.export_text(styles=True)
 

@@ -190,8 +190,8 @@ less its mark, ``~1h00m07s``."""
 
 def progress_view(report: ProgressReport, heading: str, max_rows: int | None = None, width: int | None = None):
     """The compact layout (a rich renderable): a heading, one row per target replica with a short state word
-    (never wrapped; a long topic name is cut with an ellipsis), the summary, under-replication lines (cut, not
-    wrapped). Six columns that fit 80 columns; ``max_rows`` bounds the rows (for a live display)."""
+    (never wrapped; a long topic name is cut with an ellipsis), the summary and the under-replication lines
+    (wrapped at word boundaries). Six columns that fit 80 columns; ``max_rows`` bounds the rows (for a live display)."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -212,11 +212,11 @@ def progress_view(report: ProgressReport, heading: str, max_rows: int | None = N
     parts: list = [Text(heading, style="bold", no_wrap=True, overflow="ellipsis"), table]
     if hidden:
         parts.append(Text(f"... and {hidden} more replica(s)", style="dim", no_wrap=True))
-    parts.append(Text(summary_line(report), no_wrap=True, overflow="ellipsis"))
+    parts.append(Text(summary_line(report)))
     if marked:
-        parts.append(Text(THROTTLE_NOTE, style="dim", no_wrap=True, overflow="ellipsis"))
-    for line in _urp_lines(report):
-        parts.append(Text(line, style="yellow", no_wrap=True, overflow="ellipsis"))
+        parts.append(Text(THROTTLE_NOTE, style="dim"))
+    for line in _urp_lines(report):  # every partition named, wrapped at the terminal's width
+        parts.append(Text(line, style="yellow"))
     return Group(*parts)
 
 

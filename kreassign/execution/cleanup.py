@@ -229,3 +229,41 @@ def restore_throttles(
     except Exception as exc:
         problems.append(str(getattr(exc, "message", None) or exc))
     return live, problems
+
+
+def guarded(call: Callable[[], list[str] | None]) -> list[str]:
+    """A step of the clean-up that must not stop the next ones: its failure is one more problem."""
+    try:
+        return list(call() or [])
+    except Exception as exc:
+        return [str(getattr(exc, "message", None) or exc)]
+
+
+def revert_steps(
+    port: ClusterPort,
+    steps: Mapping[TopicPartition, Step],
+    cancelled_by_others: Mapping[TopicPartition, Step],
+    deleted: set[str],
+    *,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    event: Event,
+) -> tuple[list[TopicPartition], list[TopicPartition], list[str]]:
+    """Cancel the run's ``steps`` still in flight and put their partitions (and those of the steps others
+    cancelled) back in the source's exact order. Returns the steps reverted, those no longer running when
+    cancelled, and the problems."""
+    reverted: list[TopicPartition] = []
+    ended: list[TopicPartition] = []
+    problems: list[str] = []
+    if steps:
+        reverted, ended, problems = cancel_steps(port, steps)
+        # Kafka's revert keeps the step's order: put the source's back (the steps others cancelled too,
+        # and those no longer running when cancelled: someone may have cancelled them first)
+        back = {tp: steps[tp] for tp in [*reverted, *ended] if tp.topic not in deleted}
+        back.update(cancelled_by_others)
+    else:
+        back = dict(cancelled_by_others)
+    if back:
+        known = {*reverted, *cancelled_by_others}
+        problems += guarded(lambda: restore_order(port, back, reverted=known, clock=clock, sleep=sleep, event=event))
+    return reverted, ended, problems

@@ -22,6 +22,10 @@ restores the throttles recorded before the first step, elects the preferred lead
 run touched, and writes the outcome to the journal (``cleanup.py``). What others do meanwhile (a step
 cancelled, a throttle removed, a topic deleted) is watched for in ``watch.py``: the first two stop the run
 as its own ``--cancel`` does.
+
+Its concerns live next to it: the steps in flight and their slots (``in_flight.py``), the bytes copied and the
+time left (``copy_meter.py``), min ISR and the cluster's health (``health.py``), how long the run waited for the
+cluster (``stall.py``), what it reports and how it ended (``outcome.py``).
 """
 
 from __future__ import annotations
@@ -31,16 +35,20 @@ import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from dataclasses import replace
+from typing import TypeVar
 
-from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
+from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
-from kreassign.execution.cleanup import cancel_steps, elect_preferred, restore_order, restore_throttles
-from kreassign.execution.health import ClusterHealth
+from kreassign.execution.cleanup import elect_preferred, guarded, restore_throttles, revert_steps
+from kreassign.execution.copy_meter import CopyMeter
+from kreassign.execution.health import ClusterHealth, MinInsyncReplicas
+from kreassign.execution.in_flight import InFlight
 from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.logdirs import DirPlacement
+from kreassign.execution.outcome import Outcome, Progress, Reporter
 from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
+from kreassign.execution.stall import StallWatch
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.execution.watch import (
     Ended,
@@ -52,7 +60,6 @@ from kreassign.execution.watch import (
 )
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.adaptive import Aimd, Signals
-from kreassign.planning.progress import UnderReplication, classify_urp
 from kreassign.planning.steps import (
     Limits,
     Step,
@@ -60,7 +67,6 @@ from kreassign.planning.steps import (
     plan_partition,
     priority,
     select_steps,
-    serving,
     step_brokers,
 )
 
@@ -90,91 +96,19 @@ did not change beyond the noise (3 runs each way): the windows that still split 
 controller itself."""
 
 
-@dataclass
-class Progress:
-    """What a progress display shows."""
-
-    partitions: int
-    done: int
-    moving: int
-    waiting: int
-    steps_done: int
-    steps_total: int
-    bytes_total: int | None
-    # bytes copied: each finished step's new replicas times its partition's size, plus what the new replicas of
-    # the steps in flight hold (as last measured); the final line counts the same (Outcome.bytes_moved)
-    bytes_moved: int | None
-    rate: float | None  # bytes/s
-    eta: float | None  # seconds
-    elapsed: float
-    notes: list[str] = field(default_factory=list)
-
-
-class Reporter(Protocol):
-    def event(self, message: str) -> None: ...
-
-    def progress(self, progress: Progress) -> None: ...
-
-
-class StalledError(CommandError):
-    """The run cannot make progress (a broker it needs is away, the cluster keeps failing) for too long."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(
-            f"{what} (--stall-timeout-ms); stopped the batched reassignment, reverted its steps in flight and "
-            "restored throttles. Run the same command again to resume"
-        )
-
-
-@dataclass
-class Outcome:
-    status: RunStatus  # completed, cancelled, interrupted or failed
-    steps_done: int
-    partitions_done: int
-    partitions: int
-    elapsed: float
-    bytes_moved: int | None  # bytes copied, as the display counts them (Progress.bytes_moved) before the clean-up
-    failures: dict[TopicPartition, str] = field(default_factory=dict)
-    reverted: list[TopicPartition] = field(default_factory=list)
-    message: str = ""
-    signum: int | None = None  # the signal that interrupted the run
-    bytes_reverted: int = 0  # of bytes_moved, what the steps reverted by the clean-up had copied (discarded)
-
-
 HEALTH_RECHECK_S = 10.0
 """How often a partition that waits for its health (under-replicated, at or under min ISR) is read again."""
-
-MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 ADAPT_INTERVAL_S = 10.0
 """--adaptive: how often the cluster's health is sampled and the per-broker limit reconsidered."""
 
-SIZES_TIMEOUT_S = 2.0
-"""How long a poll waits for the bytes copied so far (DescribeLogDirs of the brokers receiving replicas).
-They only feed the display, so a broker stopped since the last poll costs that poll this long, not the
-API timeout; the copies then keep the bytes they last showed, and the next poll sees the broker gone."""
-
 ORDERS = ("plan", "small-first", "large-first")
-
-FAILING_REMINDER_S = 30.0
-"""While the cluster keeps failing, how often the run says it is still retrying (and how long it has left)."""
 
 _LEADERS = -1  # the parking place of leader movements waiting for L
 _HEALTH = -2  # the parking place of partitions waiting for their health
 RELEASE_PER_SLOT = 16
 """Steps parked on a broker looked at again per free slot there, each poll before steps start (best first):
 a freed slot costs what it may start, not what waits on the broker."""
-
-
-@dataclass
-class _Moving:
-    step: Step
-    since: float
-    brokers: frozenset[int] = frozenset()
-    serving: int | None = None  # the leader that serves its copies
-    electing: bool = False
-    lagging_since: float | None = None
-    ended: bool = False  # the controller no longer lists its reassignment
 
 
 class BatchedExecutor:
@@ -213,10 +147,11 @@ class BatchedExecutor:
         self.touched: set[TopicPartition] = set()  # partitions this run started (or adopted) a step of
         self.deleted: set[str] = set()  # topics of the plan deleted during the run
         self.order = order
-        self.moving: dict[TopicPartition, _Moving] = {}
+        self.in_flight = InFlight()
+        self.moving = self.in_flight.steps
         self.failures: dict[TopicPartition, str] = {}
         self.done: set[TopicPartition] = set()
-        self.sizes: dict[TopicPartition, int] = {}
+        self.meter = CopyMeter(port)  # sizes, bytes copied, rate
         # what the run knows of each partition of the plan: replicas and leader, as last read
         self.current: dict[TopicPartition, tuple[int, ...]] = {}
         self.leader: dict[TopicPartition, int | None] = {}
@@ -227,10 +162,7 @@ class BatchedExecutor:
         # broker (or _LEADERS, _HEALTH) -> heap of (priority, partition) waiting there
         self._parked: dict[int, list[tuple[tuple, TopicPartition]]] = {}
         self._health_checked = float("-inf")
-        self._min_isr: dict[str, int] = {}
-        self.broker_load: Counter[int] = Counter()
-        self.copies_in: Counter[int] = Counter()  # copies in flight into each broker (new replicas)
-        self.copies_out: Counter[int] = Counter()  # and out of it (as the leader serving them)
+        self.min_isr = MinInsyncReplicas(port)
         self._remaining: dict[TopicPartition, int] = {}  # steps left per partition
         self._remaining_total = 0
         self._unfinished_on: Counter[int] = Counter()  # unfinished partitions whose target has the broker
@@ -240,20 +172,13 @@ class BatchedExecutor:
         self.aimd = Aimd(limits.brokers, state.broker_limit) if adaptive and limits.brokers else None
         self._adapted_at: float | None = None
         self._peak_load = 0  # the most steps one broker was part of since the last adaptation
-        self.health = ClusterHealth(port, len(state.target), {tp.topic for tp in state.target}, self._read_min_isr)
+        self.health = ClusterHealth(port, len(state.target), {tp.topic for tp in state.target}, self.min_isr.read)
         self._known_brokers: set[int] = set()
-        self.bytes_done = 0
-        self.bytes_total: int | None = None
-        self._rate: float | None = None
-        self._last_sample: tuple[float, int] | None = None
         self._started = clock()
         self._waiting_notes: dict[TopicPartition, str] = {}
         self._lag_notes: dict[TopicPartition, str] = {}
-        self._partial: dict[TopicPartition, int] = {}  # bytes copied so far by the steps in flight
-        self._offline_since: dict[int, float] = {}
+        self.stall = StallWatch(stall_timeout, reporter.event)
         self._live: set[int] = set()
-        self._failing_since: float | None = None
-        self._failing_told = 0.0
         self._changed_at = clock()  # the start of the last poll that started or finished a step (QUICK_POLL)
         self._poll_started = self._previous_poll = self._changed_at
         self._took: deque[float] = deque(maxlen=64)  # how long the last steps took, start to end (_until_due)
@@ -289,14 +214,14 @@ class BatchedExecutor:
                     self._adapt()
                     self._save_changes()
                     self.reporter.progress(self._progress())
-                    self._failing_since = None
+                    self.stall.answered()
                 except KreassignError as exc:
                     # a topic unknown to the broker asked: deleted, or its metadata lags (the stall timeout
                     # bounds the wait)
                     if not is_transient(exc) and not isinstance(exc, UnknownTopicOrPartitionError):
                         raise
                     if not (isinstance(exc, UnknownTopicOrPartitionError) and self._drop_deleted_topics()):
-                        self._wait_out(exc)
+                        self.stall.failing(exc, self.clock())
                 # the next poll (see QUICK_POLL), the time this one took included; a finished step waiting for a
                 # broker's metadata counts as a change (the metadata usually catches up within ms)
                 if before != (self._remaining_total, len(self.moving)) or self._lag_notes:
@@ -312,7 +237,7 @@ class BatchedExecutor:
         finally:
             # one count of bytes copied for the display and the final line: taken before the clean-up forgets
             # what the steps in flight had copied
-            copied, partial = self._bytes_moved(), dict(self._partial)
+            copied, partial = self.meter.moved(), dict(self.meter.partial)
             with signals_deferred():
                 reverted = self._clean_up(status, message)
         return Outcome(
@@ -426,9 +351,9 @@ class BatchedExecutor:
             for tp in partitions:
                 self.touched.discard(tp)
                 if tp not in self.done and tp not in self.failures:
-                    if self.bytes_total is not None:  # what it had left to copy will never be copied
+                    if self.meter.total is not None:  # what it had left to copy will never be copied
                         left = plan_partition(tp, self.current[tp], self.state.target[tp], self.limits.replicas)
-                        self.bytes_total -= sum(len(s.adding) for s in left) * self.sizes.get(tp, 0)
+                        self.meter.total -= sum(len(s.adding) for s in left) * self.meter.sizes.get(tp, 0)
                     self._fail(tp, "the topic was deleted during the run", quiet=True)
         self._save_changes()
         return True
@@ -447,65 +372,21 @@ class BatchedExecutor:
         """Each partition's place in the chosen order (--order: the plan's, or by size)."""
         partitions = list(self.state.target)
         if self.order == "small-first":
-            partitions.sort(key=lambda tp: self.sizes.get(tp, 0))
+            partitions.sort(key=lambda tp: self.meter.sizes.get(tp, 0))
         elif self.order == "large-first":
-            partitions.sort(key=lambda tp: -self.sizes.get(tp, 0))
+            partitions.sort(key=lambda tp: -self.meter.sizes.get(tp, 0))
         return {tp: i for i, tp in enumerate(partitions)}
 
-    def _wait_out(self, exc: KreassignError) -> None:
-        """The cluster failed a call in a way Kafka calls retriable (controller moving, broker down ...)."""
-        now = self.clock()
-        if self._failing_since is None:
-            self._failing_since = self._failing_told = now
-            self.reporter.event(f"The cluster did not answer ({exc.message}); retrying")
-        elif now - self._failing_told >= FAILING_REMINDER_S and now - self._failing_since <= self.stall_timeout:
-            self._failing_told = now
-            left = self.stall_timeout - (now - self._failing_since)
-            self.reporter.event(
-                f"The cluster has not answered for {now - self._failing_since:.0f} s ({exc.message}); retrying, "
-                f"stopping in {left:.0f} s (--stall-timeout-ms)"
-            )
-        elif now - self._failing_since > self.stall_timeout:
-            raise StalledError(
-                f"the cluster has been failing for {now - self._failing_since:.0f} s (last: {exc.message})"
-            ) from None
-
     def _check_offline(self, live: set[int]) -> None:
-        """Brokers the unfinished steps need: report those offline, stop when one stays away too long."""
-        now = self.clock()
         in_flight = {b for m in self.moving.values() for b in m.step.target}
-        for broker in sorted((set(self._offline_since) | (set(self._unfinished_on) - live)) - live):
-            if self._unfinished_on[broker] <= 0 and broker not in in_flight:
-                self._offline_since.pop(broker, None)
-                continue
-            if broker not in self._offline_since:
-                self._offline_since[broker] = now
-                self.reporter.event(f"Broker {broker} is offline; steps that need it wait")
-            elif now - self._offline_since[broker] > self.stall_timeout:
-                raise StalledError(f"broker {broker} has been offline for {now - self._offline_since[broker]:.0f} s")
-        for broker in sorted(set(self._offline_since) & live):
-            self._offline_since.pop(broker)
-            self.reporter.event(f"Broker {broker} is back")
+        for broker in self.stall.offline(self.clock(), live, self._unfinished_on, in_flight):
             self._release(broker)
 
     def _measure_sizes(self) -> None:
-        replicas = {b for r in self.state.original.values() for b in r}
         try:
-            sizes = self.port.replica_sizes(sorted(replicas & self._live))
+            self.meter.measure(self._live, self.state.original, self.state.target, self.limits.replicas)
         except Exception as exc:  # sizes only feed the display; the move goes on without them
             self.reporter.event(f"Replica sizes unavailable ({exc}); progress is shown in steps only")
-            return
-        for replica, size in sizes.items():
-            tp = TopicPartition(replica.topic, replica.partition)
-            if tp in self.state.target:
-                self.sizes[tp] = max(self.sizes.get(tp, 0), size)
-        total = 0
-        for tp, final in self.state.target.items():
-            copies = sum(
-                len(s.adding) for s in plan_partition(tp, self.state.original[tp], final, self.limits.replicas)
-            )
-            total += copies * self.sizes.get(tp, 0)
-        self.bytes_total = total
 
     def _control(self) -> str | None:
         """Applies the requests of the control file; returns why the run stops when one cancels it."""
@@ -615,7 +496,7 @@ class BatchedExecutor:
         (without a per-broker limit, steps are parked on a broker only while it is offline: all of them)."""
         limit = self.broker_limit()
         for place in [p for p in self._parked if p >= 0 and p in self._live]:
-            free = (limit - self.broker_load.get(place, 0)) if limit is not None else 1
+            free = (limit - self.in_flight.broker_load.get(place, 0)) if limit is not None else 1
             if free > 0:
                 self._release(place, None if limit is None else free * RELEASE_PER_SLOT)
 
@@ -645,7 +526,7 @@ class BatchedExecutor:
     def _adapt(self) -> None:
         if self.aimd is None:
             return
-        self._peak_load = max(self._peak_load, max(self.broker_load.values(), default=0))
+        self._peak_load = max(self._peak_load, max(self.in_flight.broker_load.values(), default=0))
         now = self.clock()
         if self._adapted_at is None:
             self._adapted_at = now
@@ -669,46 +550,25 @@ class BatchedExecutor:
 
     def _signals(self, now: float) -> Signals:
         """The cluster's health (health.ClusterHealth) and the run's own signals."""
-        at_min, under, stalled = self.health.sample(now, self.moving, self._partial, self._min_isr)
+        at_min, under, stalled = self.health.sample(now, self.moving, self.meter.partial, self.min_isr.known)
         limit = self.broker_limit() or 0
         return Signals(
             at_min_isr=at_min,
             under_replicated=under,
             offline_brokers=len(self._known_brokers - self._live),
             stalled_copies=stalled,
-            rate=self._rate,
+            rate=self.meter.rate,
             saturated=self._peak_load >= limit,
         )
 
     # ---------------------------------------------------------------- steps
     def _add_moving(self, step: Step, now: float) -> None:
-        leader = self.leader.get(step.partition)
-        brokers = step_brokers(step, leader)
-        source = serving(step, leader)
-        self.moving[step.partition] = _Moving(step, now, brokers, source)
+        self.in_flight.add(step, self.leader.get(step.partition), now)
         self.touched.add(step.partition)
-        self.broker_load.update(brokers)
-        if step.adding:
-            self.copies_in.update(step.adding)
-            self.copies_out[source] += len(step.adding)
 
     def _remove_moving(self, tp: TopicPartition) -> None:
-        moving = self.moving.pop(tp, None)
-        if moving is None:
-            return
-        self.broker_load.subtract(moving.brokers)
-        if moving.step.adding:
-            self.copies_in.subtract(moving.step.adding)
-            self.copies_out[moving.serving] -= len(moving.step.adding)
-            for b in (*moving.step.adding, moving.serving):
-                if self.copies_in[b] <= 0:
-                    del self.copies_in[b]
-                if self.copies_out[b] <= 0:
-                    del self.copies_out[b]
-        for b in moving.brokers:  # their freed slots: _release_free_slots, before the next steps start
-            if self.broker_load[b] <= 0:
-                del self.broker_load[b]
-        if moving.step.moves_leader:
+        moving = self.in_flight.remove(tp)  # its freed slots: _release_free_slots, before the next steps start
+        if moving is not None and moving.step.moves_leader:
             self._release(_LEADERS)
 
     def _finish_steps(self) -> None:
@@ -821,17 +681,16 @@ class BatchedExecutor:
         self._complete(tp, step)
 
     def _complete(self, tp: TopicPartition, step: Step) -> None:
-        self._partial.pop(tp, None)
+        self.meter.complete(tp, step)
         self._remove_moving(tp)
         self.state.in_flight.pop(tp, None)
         self.state.steps_done[tp] = self.state.steps_done.get(tp, 0) + 1
         self._changed.add(tp)
-        self.bytes_done += len(step.adding) * self.sizes.get(tp, 0)
         self.current[tp] = step.target
         self._replan(tp)
 
     def _forget(self, tp: TopicPartition) -> None:
-        self._partial.pop(tp, None)
+        self.meter.forget(tp)
         self._remove_moving(tp)
         if self.state.in_flight.pop(tp, None) is not None:
             self._changed.add(tp)
@@ -847,30 +706,6 @@ class BatchedExecutor:
         if not quiet:
             self.reporter.event(f"{tp}: {reason}; leaving it alone")
 
-    def _health_reason(self, tp: TopicPartition, info: PartitionInfo) -> str | None:
-        """Why an idle partition must not move now (KIP-352: a replica of its own out of the ISR), or None."""
-        if classify_urp(info, None) is not UnderReplication.UNDER_REPLICATED:
-            return None
-        min_isr = self._min_isr.get(tp.topic, 1)
-        out = ",".join(str(b) for b in info.replicas if b not in info.isr)
-        if len(info.isr) <= min_isr:
-            return f"{tp} waits: at or under min.insync.replicas (ISR {len(info.isr)} of {len(info.replicas)}, min {min_isr})"
-        return f"{tp} waits: under-replicated (out of ISR: {out})"
-
-    def _read_min_isr(self, topics: set[str]) -> None:
-        unknown = sorted(topics - set(self._min_isr))
-        if not unknown:
-            return
-        try:
-            described = self.port.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in unknown])
-        except KreassignError as exc:
-            if not is_transient(exc):
-                raise
-            return  # asked again next time
-        for topic in unknown:
-            value = described.get(ConfigResource(ResourceType.TOPIC, topic), {}).get(MIN_INSYNC_REPLICAS)
-            self._min_isr[topic] = int(value) if value and value.isdigit() else 1
-
     def _start_steps(self) -> None:
         now = self.clock()
         if now - self._health_checked >= HEALTH_RECHECK_S:
@@ -884,12 +719,12 @@ class BatchedExecutor:
             len(self.moving),
             sum(m.step.moves_leader for m in self.moving.values()),
             self.limits,
-            self.broker_load,
+            self.in_flight.broker_load,
             broker_limit=self.broker_limit(),
             leader_of=lambda step: self.leader.get(step.partition),
             blocked=self._park,
-            copies_in=self.copies_in,
-            copies_out=self.copies_out,
+            copies_in=self.in_flight.copies_in,
+            copies_out=self.in_flight.copies_out,
         )
         picked = {s.partition for s in chosen}
         for tp in taken:  # read but neither chosen nor parked (the slots ran out): back in the queue
@@ -902,7 +737,7 @@ class BatchedExecutor:
         try:
             active = self.port.list_reassignments(about)
             info = self._describe(about)
-            self._read_min_isr({tp.topic for tp in about})
+            self.min_isr.read({tp.topic for tp in about})
         except BaseException:  # a failed read (waited out by the caller): the chosen steps wait in the queue
             for tp in about:
                 self._enqueue(tp)
@@ -926,7 +761,7 @@ class BatchedExecutor:
                 # its leader changed since it was chosen: the slots counted are not the ones it would take
                 self._enqueue(tp)
                 continue
-            reason = self._health_reason(tp, current)
+            reason = self.min_isr.waits(tp, current)
             if reason is not None:
                 if self._waiting_notes.get(tp) != reason:
                     self.reporter.event(reason)
@@ -974,46 +809,14 @@ class BatchedExecutor:
             self._throttle_moving()
 
     # ---------------------------------------------------------------- progress
-    def _bytes_moved(self) -> int | None:
-        if self.bytes_total is None:
-            return None
-        return self.bytes_done + sum(self._partial.values())
-
     def _progress(self) -> Progress:
         now = self.clock()
-        if self.bytes_total is not None:
-            adding = [
-                TopicPartitionReplica(tp.topic, tp.partition, b) for tp, m in self.moving.items() for b in m.step.adding
-            ]
-            brokers = sorted({r.broker_id for r in adding} & self._live)  # a stopped broker would not answer
-            sizes: dict[TopicPartitionReplica, int] | None = {}
-            if brokers and self.bytes_total:  # nothing to copy (empty partitions): nothing to ask
-                try:  # display only: a broker stopped since the last poll must not hold the run up
-                    sizes = self.port.replica_sizes(brokers, list(self.moving), timeout_s=SIZES_TIMEOUT_S)
-                except Exception:  # the copies keep the bytes they last showed
-                    sizes = None
-            if sizes is None:
-                self._partial = {tp: copied for tp, copied in self._partial.items() if tp in self.moving}
-            else:
-                self._partial = {}
-                for replica in adding:
-                    tp = TopicPartition(replica.topic, replica.partition)
-                    copied = min(sizes.get(replica, 0), self.sizes.get(tp, 0))
-                    self._partial[tp] = self._partial.get(tp, 0) + copied
-            moved = self.bytes_done + sum(self._partial.values())
-            if sizes is not None and self._last_sample is not None and now > self._last_sample[0]:
-                instant = max(0.0, (moved - self._last_sample[1]) / (now - self._last_sample[0]))
-                self._rate = instant if self._rate is None else 0.7 * self._rate + 0.3 * instant
-            self._last_sample = (now, moved)
-        moved_bytes = self._bytes_moved()
-        eta = None
-        if self._rate and self.bytes_total is not None and moved_bytes is not None:
-            eta = max(0.0, (self.bytes_total - moved_bytes) / self._rate)
+        self.meter.sample(now, {tp: m.step for tp, m in self.moving.items()}, self._live)
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
-            f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self._offline_since))))} (offline)"
+            f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"
             for tp, m in self.moving.items()
-            if set(m.step.target) & set(self._offline_since)
+            if set(m.step.target) & set(self.stall.offline_since)
         ][:3]
         notes += list(self._lag_notes.values())[:3]
         notes += list(self._waiting_notes.values())[:3]
@@ -1028,10 +831,10 @@ class BatchedExecutor:
             waiting=total - len(self.done) - len(self.moving) - len(self.failures),
             steps_done=sum(self.state.steps_done.values()),
             steps_total=steps_total,
-            bytes_total=self.bytes_total,
-            bytes_moved=moved_bytes,
-            rate=self._rate,
-            eta=eta,
+            bytes_total=self.meter.total,
+            bytes_moved=self.meter.moved(),
+            rate=self.meter.rate,
+            eta=self.meter.eta(),
             elapsed=now - self._started,
             notes=notes,
         )
@@ -1051,26 +854,18 @@ class BatchedExecutor:
     def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
         """Runs in ``finally``: revert the steps in flight (unless done) to their source's exact order, restore
         throttles, elect preferred leaders, record the end (cleanup.py)."""
-        problems: list[str] = []
-        reverted: list[TopicPartition] = []
         steps = {tp: m.step for tp, m in self.moving.items() if not m.electing}
-        if steps and status is not RunStatus.COMPLETED:
-            reverted, ended, problems = cancel_steps(self.port, steps)
-            for tp in [*reverted, *ended]:
-                self._forget(tp)
-            # Kafka's revert keeps the step's order: put the source's back (the steps others cancelled too,
-            # and those no longer running when cancelled: someone may have cancelled them first)
-            back = {tp: steps[tp] for tp in [*reverted, *ended] if tp.topic not in self.deleted}
-            back.update(self.cancelled_by_others)
-        else:
-            back = dict(self.cancelled_by_others)
-        if back:
-            known = {*reverted, *self.cancelled_by_others}
-            problems += self._guarded(
-                lambda: restore_order(
-                    self.port, back, reverted=known, clock=self.clock, sleep=self.sleep, event=self.reporter.event
-                )
-            )
+        reverted, ended, problems = revert_steps(
+            self.port,
+            steps if status is not RunStatus.COMPLETED else {},
+            self.cancelled_by_others,
+            self.deleted,
+            clock=self.clock,
+            sleep=self.sleep,
+            event=self.reporter.event,
+        )
+        for tp in [*reverted, *ended]:
+            self._forget(tp)
         if status is not RunStatus.COMPLETED:
             problems += self.dirs.cancel()
         recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
@@ -1080,7 +875,7 @@ class BatchedExecutor:
         problems += restore_problems
         touched = [tp for tp in self.touched if tp.topic not in self.deleted]
         if touched:
-            self._guarded(lambda: elect_preferred(self.port, touched, self.reporter.event) or [])
+            guarded(lambda: elect_preferred(self.port, touched, self.reporter.event) or [])
         self.state.reverted = sorted({*reverted, *self.cancelled_by_others})
         self.state.status = status if not problems else RunStatus.FAILED
         self.state.message = "; ".join([m for m in [message, *problems] if m])
@@ -1092,11 +887,3 @@ class BatchedExecutor:
             self.reporter.event("Clean-up incomplete: " + "; ".join(problems))
         self.cleanup_problems = problems
         return sorted({*reverted, *self.cancelled_by_others})
-
-    @staticmethod
-    def _guarded(call: Callable[[], list[str] | None]) -> list[str]:
-        """A step of the clean-up that must not stop the next ones: its failure is one more problem."""
-        try:
-            return list(call() or [])
-        except Exception as exc:
-            return [str(getattr(exc, "message", None) or exc)]

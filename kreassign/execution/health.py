@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kreassign.cluster.port import ClusterPort
-from kreassign.errors import UnknownTopicOrPartitionError
-from kreassign.model import PartitionReassignment, TopicPartition
+from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
+from kreassign.errors import KreassignError, UnknownTopicOrPartitionError, is_transient
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition
 from kreassign.planning.progress import UnderReplication, classify_urp
 
 STALLED_COPY_S = 60.0
@@ -21,6 +21,40 @@ cluster of any size (the whole cluster is read every ceil(partitions / slice) sa
 
 TOPIC_LIST_REFRESH_S = 60.0
 """--adaptive: how often the cluster's list of topics is read again."""
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+
+
+class MinInsyncReplicas:
+    """Each topic's min.insync.replicas (read once per topic), and whether an idle partition may move now."""
+
+    def __init__(self, port: ClusterPort) -> None:
+        self.port = port
+        self.known: dict[str, int] = {}
+
+    def read(self, topics: set[str]) -> None:
+        unknown = sorted(topics - set(self.known))
+        if not unknown:
+            return
+        try:
+            described = self.port.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in unknown])
+        except KreassignError as exc:
+            if not is_transient(exc):
+                raise
+            return  # asked again next time
+        for topic in unknown:
+            value = described.get(ConfigResource(ResourceType.TOPIC, topic), {}).get(MIN_INSYNC_REPLICAS)
+            self.known[topic] = int(value) if value and value.isdigit() else 1
+
+    def waits(self, tp: TopicPartition, info: PartitionInfo) -> str | None:
+        """Why an idle partition must not move now (KIP-352: a replica of its own out of the ISR), or None."""
+        if classify_urp(info, None) is not UnderReplication.UNDER_REPLICATED:
+            return None
+        least = self.known.get(tp.topic, 1)
+        out = ",".join(str(b) for b in info.replicas if b not in info.isr)
+        if len(info.isr) <= least:
+            return f"{tp} waits: at or under min.insync.replicas (ISR {len(info.isr)} of {len(info.replicas)}, min {least})"
+        return f"{tp} waits: under-replicated (out of ISR: {out})"
 
 
 class ClusterHealth:

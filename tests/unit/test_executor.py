@@ -24,15 +24,14 @@ from kreassign.errors import (
     UnknownTopicOrPartitionError,
 )
 from kreassign.execution import executor as executor_module
+from kreassign.execution.copy_meter import SIZES_TIMEOUT_S
 from kreassign.execution.executor import (
     DUE_SAMPLES,
     LAG_REREADS,
     QUICK_POLL,
-    SIZES_TIMEOUT_S,
-    Progress,
-    StalledError,
 )
 from kreassign.execution.journal import Journal
+from kreassign.execution.outcome import Progress, StalledError
 from kreassign.execution.signals import Interrupted, _Signals, signals_deferred, signals_interrupt, whole_request
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits

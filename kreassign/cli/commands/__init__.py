@@ -52,6 +52,16 @@ class Invocation:
         return self.args.json_output
 
     @property
+    def notes(self) -> Output:
+        """Where kreassign's own lines on stderr go: wrapped at word boundaries on a terminal, one line each
+        in a pipe or a file."""
+        if not self.err_terminal:
+            return self.err
+        from kreassign.cli.tty import wrapping
+
+        return wrapping(self.err, 2)
+
+    @property
     def text_out(self) -> Output:
         """Where the Apache text goes: stdout, or nowhere with --output json."""
         return discard if self.json_mode else self.out

@@ -58,6 +58,11 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         output=args.value("output") or "text",
     )
     reporter = make_reporter(inv.err, inv.err_terminal)
+    own = None
+    if inv.terminal:  # kreassign's own lines wrap at the terminal's width; Apache's text, and a pipe's, never
+        from kreassign.cli.tty import wrapping
+
+        own = wrapping(inv.out, 1)
     throttled = throttle >= 0 or log_dir_throttle >= 0
     # the operator watches stderr's terminal while stdout goes elsewhere (``> out.txt``): one line there too
     elsewhere = inv.err_terminal and not inv.terminal
@@ -70,8 +75,9 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         reporter.finish(outcome)
         if elsewhere and options.output != "json":
             from kreassign.cli.live import outcome_line
+            from kreassign.cli.tty import columns, wrap_lines
 
-            inv.err(outcome_line(outcome, throttled))
+            inv.err(wrap_lines(outcome_line(outcome, throttled), columns(2)))
 
     # Ctrl-C is the run's own from here on: a second one, or one once the run has ended (the clients closing),
     # is ignored rather than cutting in with a KeyboardInterrupt (the CLI puts the handler back, see app.run)
@@ -79,7 +85,7 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
     try:
         with signals_interrupt(), late:
             outcome = execute_batched(
-                inv.port, plan, options, inv.out, reporter, on_start=reporter.start, on_finish=finish
+                inv.port, plan, options, inv.out, reporter, on_start=reporter.start, on_finish=finish, own=own
             )
     except Interrupted as exc:  # before the executor started, or after it had finished and cleaned up
         reporter.stop()

@@ -26,10 +26,11 @@ def run(inv: Invocation) -> int:
     journal = args.value("journal-file")
     runs = []
     if journal is None:
-        runs = cancel_runs_of_plan(inv.port, plan, inv.err)
+        notes = inv.notes
+        runs = cancel_runs_of_plan(inv.port, plan, notes)
         for account in runs:
             for line in account.account():
-                inv.err(line)
+                notes(line)
     else:
         batched = cancel_batched(inv.port, plan, journal, inv.text_out)
         if batched is not None:

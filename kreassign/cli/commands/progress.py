@@ -32,7 +32,7 @@ def tell_stopped_run(inv: Invocation, plan, journal: str | None, report) -> None
     if report.outcome is not PlanOutcome.COMPLETE:
         line = stopped_batched_run(plan.targets(), journal)
         if line:
-            inv.err(f"kreassign: {line}\n")
+            inv.notes(f"kreassign: {line}\n")
 
 
 def render(report, json_mode: bool, terminal: bool) -> str:
@@ -76,8 +76,12 @@ def watch(inv: Invocation, plan, journal: str | None) -> int:
         inv.err("Interrupted.\n")
         return after_signal(exc.signum)
     assert report is not None  # watch_progress yields at least once
-    stamp = "" if inv.terminal else time.strftime("%H:%M:%S ")
-    inv.out(f"{stamp}{end_line(report)}\n")
+    if inv.terminal:  # wrapped at the terminal's width; a pipe's stays one line
+        from kreassign.cli.tty import columns, wrap_lines
+
+        inv.out(wrap_lines(end_line(report), columns(1)) + "\n")
+    else:
+        inv.out(f"{time.strftime('%H:%M:%S ')}{end_line(report)}\n")
     tell_stopped_run(inv, plan, journal, report)
     return OUTCOME_EXIT_CODES[report.outcome]
 

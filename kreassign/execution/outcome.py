@@ -1,0 +1,61 @@
+"""What a batched run tells while it runs (``Progress``, to a ``Reporter``) and how it ended (``Outcome``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kreassign.errors import CommandError
+from kreassign.execution.journal import RunStatus
+from kreassign.model import TopicPartition
+
+
+@dataclass
+class Progress:
+    """What a progress display shows."""
+
+    partitions: int
+    done: int
+    moving: int
+    waiting: int
+    steps_done: int
+    steps_total: int
+    bytes_total: int | None
+    # bytes copied: each finished step's new replicas times its partition's size, plus what the new replicas of
+    # the steps in flight hold (as last measured); the final line counts the same (Outcome.bytes_moved)
+    bytes_moved: int | None
+    rate: float | None  # bytes/s
+    eta: float | None  # seconds
+    elapsed: float
+    notes: list[str] = field(default_factory=list)
+
+
+class Reporter(Protocol):
+    def event(self, message: str) -> None: ...
+
+    def progress(self, progress: Progress) -> None: ...
+
+
+class StalledError(CommandError):
+    """The run cannot make progress (a broker it needs is away, the cluster keeps failing) for too long."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"{what} (--stall-timeout-ms); stopped the batched reassignment, reverted its steps in flight and "
+            "restored throttles. Run the same command again to resume"
+        )
+
+
+@dataclass
+class Outcome:
+    status: RunStatus  # completed, cancelled, interrupted or failed
+    steps_done: int
+    partitions_done: int
+    partitions: int
+    elapsed: float
+    bytes_moved: int | None  # bytes copied, as the display counts them (Progress.bytes_moved) before the clean-up
+    failures: dict[TopicPartition, str] = field(default_factory=dict)
+    reverted: list[TopicPartition] = field(default_factory=list)
+    message: str = ""
+    signum: int | None = None  # the signal that interrupted the run
+    bytes_reverted: int = 0  # of bytes_moved, what the steps reverted by the clean-up had copied (discarded)
