@@ -197,8 +197,44 @@ def _not_required(action: str, parsed: ParsedArgs) -> tuple[str, ...]:
     return tuple(optional)
 
 
+AT_LEAST_ONE = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
+AT_LEAST_ONE += ("poll-interval-ms", "stall-timeout-ms", "replication-factor")
+"""kreassign's own whole-number options that count something: 1 or more."""
+
+
+def _validate_values(parsed: ParsedArgs) -> None:
+    """Every value of kreassign's own options, before any file is read or the cluster asked: a bad one is a
+    usage error (stderr, exit 1), as a bad option is. Apache's options keep Apache's rules (their values are
+    read where the Apache tool reads them, with its messages)."""
+    for spec in parsed.seen:
+        if spec.apache or spec.arity is Arity.FLAG or spec.name == "watch":
+            continue
+        for text in parsed.values.get(spec.name, []):
+            if text is None:
+                continue
+            if spec.value_type is int:
+                if not _JAVA_LONG.fullmatch(text) or not _LONG_MIN <= int(text) <= _LONG_MAX:
+                    raise UsageError(f"--{spec.name} takes a whole number, not '{text}'")
+                if spec.name in AT_LEAST_ONE and int(text) < 1:
+                    raise UsageError(f"--{spec.name} must be at least 1, not {text}")
+            elif "|" in spec.metavar and text not in spec.metavar.split("|") and spec.name != "output":
+                choices = ", ".join(spec.metavar.split("|"))
+                raise UsageError(f"Invalid value '{text}' for --{spec.name}: expected one of {choices}")
+    checks = {
+        "max-disk-usage": "parse_max_disk_usage",
+        "bytes-tolerance": "parse_bytes_tolerance",
+        "move-budget": "parse_move_budget",
+    }
+    for name, parser in checks.items():
+        if parsed.has(name):
+            from kreassign.actions import balanced
+
+            getattr(balanced, parser)(parsed.value(name))
+
+
 def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
     """kreassign's own options, checked after the Apache rules so that Apache's messages come first."""
+    _validate_values(parsed)
     output = parsed.value("output") if parsed.has("output") else "text"
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not '{output}'")

@@ -184,7 +184,9 @@ def test_apache_form_cancel_from_a_second_shell_stops_the_run_at_a_terminal(clus
     )
     assert cancel_output.endswith(apache), cancel_output
     # kreassign's account on stderr, wrapped at the terminal's 80 columns
-    assert f"kreassign: stopped the batched run of this plan (pid {pid}, journal " in " ".join(cancel_output.split()) + " "
+    assert (
+        f"kreassign: stopped the batched run of this plan (pid {pid}, journal " in " ".join(cancel_output.split()) + " "
+    )
     check_stopped_cleanly(port, topic, run, code, tmp_path, started, f"cancelled by --cancel (pid {second.pid})")
 
 

@@ -265,3 +265,85 @@ def test_unknown_broker_ids_are_named_with_the_balanced_strategy(snapshot, topic
         "kreassign: --broker-list names broker(s) 99 that the cluster does not have (its brokers: 1, 2, 3); "
         "they were left out, as the Apache tool does.\n"
     )
+
+
+BAD_VALUES = [
+    # (id, action, extra argv, the usage error's first line)
+    (
+        "partitions-abc",
+        "execute",
+        ["--max-partition-movements", "abc"],
+        "--max-partition-movements takes a whole number, not 'abc'",
+    ),
+    (
+        "partitions-0",
+        "execute",
+        ["--max-partition-movements", "0"],
+        "--max-partition-movements must be at least 1, not 0",
+    ),
+    (
+        "replicas-1.5",
+        "execute",
+        ["--max-replica-movements", "1.5"],
+        "--max-replica-movements takes a whole number, not '1.5'",
+    ),
+    ("leaders-neg", "execute", ["--max-leader-movements=-2"], "--max-leader-movements must be at least 1, not -2"),
+    ("brokers-x", "execute", ["--max-broker-movements", "x"], "--max-broker-movements takes a whole number, not 'x'"),
+    ("poll", "execute", ["--poll-interval-ms", "fast"], "--poll-interval-ms takes a whole number, not 'fast'"),
+    ("stall", "execute", ["--stall-timeout-ms", "0"], "--stall-timeout-ms must be at least 1, not 0"),
+    (
+        "order",
+        "execute",
+        ["--order", "random"],
+        "Invalid value 'random' for --order: expected one of plan, small-first, large-first",
+    ),
+    ("output", "execute", ["--output", "yaml"], "--output must be text or json, not 'yaml'"),
+    ("seed", "generate", ["--seed", "x"], "--seed takes a whole number, not 'x'"),
+    (
+        "strategy",
+        "generate",
+        ["--strategy", "best"],
+        "Invalid value 'best' for --strategy: expected one of apache, balanced, leaders",
+    ),
+    (
+        "engine",
+        "generate",
+        ["--strategy", "balanced", "--engine", "gpu"],
+        "Invalid value 'gpu' for --engine: expected one of auto, local, spark",
+    ),
+    (
+        "rf",
+        "generate",
+        ["--strategy", "balanced", "--replication-factor", "two"],
+        "--replication-factor takes a whole number, not 'two'",
+    ),
+    ("budget", "generate", ["--strategy", "balanced", "--move-budget", "lots"], "Invalid --move-budget 'lots'"),
+    ("tolerance", "generate", ["--strategy", "balanced", "--bytes-tolerance", "x"], "Invalid --bytes-tolerance 'x'"),
+    ("disk", "generate", ["--strategy", "balanced", "--max-disk-usage", "2"], "Invalid --max-disk-usage '2'"),
+]
+
+
+@pytest.mark.parametrize(("action", "extra", "message"), [c[1:] for c in BAD_VALUES], ids=[c[0] for c in BAD_VALUES])
+def test_a_bad_value_of_a_kreassign_option_wins_over_a_missing_file_and_the_cluster(tmp_path, action, extra, message):
+    """Issue 33: `--max-partition-movements abc` printed `Error: Cannot parse argument ...` on stdout, and only
+    after the plan file was read (a missing file won). Through a real pipe, against an address where nothing
+    listens: the usage error comes first, on stderr, nothing on stdout, exit 1."""
+    import subprocess
+    import sys
+
+    missing = str(tmp_path / "missing.json")
+    files = (
+        ["--reassignment-json-file", missing]
+        if action == "execute"
+        else ["--topics-to-move-json-file", missing, "--broker-list", "1,2"]
+    )
+    argv = ["--bootstrap-server", "127.0.0.1:1", f"--{action}", *files, *extra]
+    done = subprocess.run(
+        [sys.executable, "-m", "kreassign", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, ""), done
+    assert done.stderr.startswith(message), done.stderr
+    assert done.stderr.endswith("\nRun with --help for the list of options.\n") and "Traceback" not in done.stderr

@@ -151,7 +151,10 @@ def test_default_strategy_is_the_apache_placement_on_a_snapshot(snapshot_file, t
         (["--engine", "spark"], "--engine spark needs --strategy balanced"),
         (["--replication-factor", "2"], "--replication-factor needs --strategy balanced\n"),
         (["--strategy", "balanced", "--replication-factor", "5"], "Error: The target replication factor of 5"),
-        (["--strategy", "balanced", "--replication-factor", "x"], "Error: Cannot parse argument 'x' of option"),
+        (
+            ["--strategy", "balanced", "--replication-factor", "x"],
+            "--replication-factor takes a whole number, not 'x'\n",
+        ),
         (["--strategy", "balanced", "--spark-conf", "novalue"], "Invalid --spark-conf 'novalue'"),
     ],
     ids=["strategy", "engine", "spark-apache", "rf-apache", "rf-too-big", "rf-not-number", "spark-conf"],
