@@ -206,6 +206,7 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
     partitions = report.partitions
     replicas = [row for p in partitions for row in p.replicas]
     moving_or_done = (PartitionStatus.COMPLETE, PartitionStatus.MOVING)
+    eta = report.eta
     return document(
         "progress",
         outcome=report.outcome,
@@ -219,6 +220,9 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
             "replicas_behind": sum(r.status == ReplicaStatus.BEHIND for r in replicas),
             "under_replicated_by_reassignment": sum(p.urp == UnderReplication.REASSIGNING for p in partitions),
             "under_replicated": sum(p.urp == UnderReplication.UNDER_REPLICATED for p in partitions),
+            "bytes_to_copy": report.bytes_left,
+            "eta_s": None if eta.seconds is None else round(eta.seconds, 1),
+            "eta_bound_by_throttle": eta.bound,
         },
         partitions=[
             {

@@ -13,6 +13,7 @@ from kreassign.actions.common import describe_known_topics
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import KreassignError, is_transient
 from kreassign.model import ReassignmentPlan
+from kreassign.planning.eta import PLAN_RATE_WINDOW_S, RATE_WINDOW_S
 from kreassign.planning.progress import (
     PlanOutcome,
     ProgressReport,
@@ -39,9 +40,6 @@ is not the end."""
 FAILING_FOR_S = 30.0
 """--watch: how long the cluster may keep failing in a way Kafka calls retriable (a controller or a leader moving,
 a broker restarting) before the watch stops with the error. Meanwhile the last table stays, with its time."""
-RATE_WINDOW_S = 10.0
-"""--watch: rates are measured against the oldest sample of the last this many seconds (a throttled copy
-moves in bursts: over one short refresh it often copies nothing)."""
 
 
 def sample_replicas(port: ClusterPort, replicas, brokers: set[int], clock: Callable[[], float]) -> ReplicaSample:
@@ -68,11 +66,15 @@ class _Reader:
         topics = describe_known_topics(self.port, [tp.topic for tp in self.wanted])
         return live, reassignments, topics, batched_run_running(self.plan_targets, self.journal_path)
 
-    def report(self, metadata, first: ReplicaSample | None) -> tuple[ProgressReport, ReplicaSample]:
+    def report(
+        self, metadata, first: ReplicaSample | None, plan_first: ReplicaSample | None = None
+    ) -> tuple[ProgressReport, ReplicaSample]:
         live, reassignments, topics, batched = metadata
         replicas = replicas_to_sample(self.targets, topics, live)
         sample = sample_replicas(self.port, replicas, {r.broker_id for r in replicas}, self.clock)
-        report = compute_progress(self.targets, topics, reassignments, live, sample, first, batched_run=batched)
+        report = compute_progress(
+            self.targets, topics, reassignments, live, sample, first, batched_run=batched, plan_first=plan_first
+        )
         return report, sample
 
 
@@ -109,18 +111,20 @@ def watch_progress(
     sleep: Callable[[float], object] = time.sleep,
 ) -> Iterator[ProgressReport]:
     """--watch: a report every ``every_s`` seconds, until the plan is complete, or nothing has moved it for
-    ``STUCK_FOR_S`` seconds (the last report's outcome is then ``complete`` or ``not_at_target``). Rates come from
-    the oldest sample of the last ``RATE_WINDOW_S`` seconds."""
+    ``STUCK_FOR_S`` seconds (the last report's outcome is then ``complete`` or ``not_at_target``). Each copy's rate
+    comes from the oldest sample of the last ``RATE_WINDOW_S`` seconds, the plan's (its ETA) from the oldest of the
+    last ``PLAN_RATE_WINDOW_S``."""
     reader = _Reader(port, plan, journal_path, clock)
     samples: deque[ReplicaSample] = deque()
     stuck_since: float | None = None
     failing_since: float | None = None
     while True:
         started = clock()
-        while samples and started - samples[0].at > RATE_WINDOW_S:
+        while samples and started - samples[0].at > PLAN_RATE_WINDOW_S:
             samples.popleft()
+        recent = next((x for x in samples if started - x.at <= RATE_WINDOW_S), None)
         try:
-            report, sample = reader.report(reader.metadata(), samples[0] if samples else None)
+            report, sample = reader.report(reader.metadata(), recent, samples[0] if samples else None)
         except KreassignError as exc:
             failing_since = started if failing_since is None else failing_since
             if not is_transient(exc) or started - failing_since >= FAILING_FOR_S:

@@ -20,9 +20,16 @@ def progress_line(p: Progress) -> str:
     if p.bytes_total is not None and p.bytes_moved is not None:
         line += f"; {format_bytes(p.bytes_moved)} of {format_bytes(p.bytes_total)} copied"
         if p.rate is not None:
-            line += f", {format_bytes(p.rate)}/s, ETA {format_duration(p.eta)}"
+            line += f", {format_bytes(p.rate)}/s"
+        if p.rate is not None or p.eta is not None:
+            line += f", ETA {eta_text(p)}"
     line += f"; elapsed {format_duration(p.elapsed)}"
     return line
+
+
+def eta_text(p: Progress) -> str:
+    """``1m20s``, or ``~1m20s`` when it divides by the throttle's bound (as --progress marks it)."""
+    return ("~" if p.eta_bound and p.eta is not None else "") + format_duration(p.eta)
 
 
 class PlainReporter:
@@ -211,7 +218,7 @@ class RichReporter:
             table.add_row("", ProgressBar(total=max(1, p.bytes_total), completed=p.bytes_moved, width=40))
             rate = "measuring" if p.rate is None else f"{format_bytes(p.rate)}/s"
             table.add_row("rate", rate)
-            table.add_row("ETA", format_duration(p.eta))
+            table.add_row("ETA", eta_text(p))
         table.add_row("elapsed", format_duration(p.elapsed))
         for note in p.notes:
             table.add_row("note", note)

@@ -129,23 +129,14 @@ def _compact_cells(row: ReplicaProgress) -> tuple[str, str, str]:
 
 
 def plan_eta(report: ProgressReport) -> tuple[float | None, bool]:
-    """When the copies running now end: the latest ETA of the replicas behind (measured, else bound by the
-    throttle), and whether a throttle bound went into it. None when one of them has neither."""
-    latest, bound = 0.0, False
-    for partition in report.partitions:
-        for row in partition.replicas:
-            if row.status is not ReplicaStatus.BEHIND:
-                continue
-            eta = row.eta_s if row.eta_s is not None else row.eta_bound_s
-            if eta is None:
-                return None, False
-            bound = bound or row.eta_s is None
-            latest = max(latest, eta)
-    return latest, bound
+    """When the plan's copies end (``ProgressReport.eta``, the estimate the batched run's panel shows too), and
+    whether the throttle's bound went into it."""
+    eta = report.eta
+    return eta.seconds, eta.bound
 
 
 def summary_line(report: ProgressReport) -> str:
-    """``2 of 6 partitions done, 1 moving, 3 waiting; 12.0 MiB behind, ETA ~40s``."""
+    """``2 of 6 partitions done, 1 moving, 3 waiting; 12.0 MiB to copy, ETA ~40s``."""
     counts: dict[str, int] = {}
     for p in report.partitions:
         if p.state is PartitionStatus.COMPLETE:
@@ -161,12 +152,11 @@ def summary_line(report: ProgressReport) -> str:
     for word in ("moving", "waiting", "not started", "unknown"):
         if counts.get(word):
             line += f", {counts[word]} {word}"
-    behind = [r for p in report.partitions for r in p.replicas if r.status is ReplicaStatus.BEHIND]
-    if behind:
-        total = sum(r.bytes_behind or 0 for r in behind)
+    behind = any(r.status is ReplicaStatus.BEHIND for p in report.partitions for r in p.replicas)
+    if behind or (report.batched_run and report.bytes_left):
         eta, bound = plan_eta(report)
         mark = THROTTLE_MARK if bound else ""
-        line += f"; {format_bytes(total)} behind, ETA {mark}{format_eta(eta)}"
+        line += f"; {format_bytes(report.bytes_left or 0)} to copy, ETA {mark}{format_eta(eta)}"
     return line
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from kreassign.cluster.port import ClusterPort
 from kreassign.model import TopicPartition, TopicPartitionReplica
+from kreassign.planning.eta import CopyRate, Eta, estimate_eta, plan_throttle, throttle_shares
 from kreassign.planning.steps import Step, plan_partition
 
 SIZES_TIMEOUT_S = 2.0
@@ -22,8 +23,8 @@ class CopyMeter:
         self.done = 0  # bytes copied by the finished steps
         self.total: int | None = None  # bytes the plan copies (None: sizes unknown)
         self.partial: dict[TopicPartition, int] = {}  # bytes copied so far by the steps in flight
-        self.rate: float | None = None
-        self._last_sample: tuple[float, int] | None = None
+        self.window = CopyRate()  # the bytes copied, sampled each poll: the rate over the last RATE_WINDOW_S
+        self._throttle: float | None = None  # the throttle's bound of the last copies in flight
 
     def measure(
         self,
@@ -79,15 +80,32 @@ class CopyMeter:
                 tp = TopicPartition(replica.topic, replica.partition)
                 copied = min(sizes.get(replica, 0), self.sizes.get(tp, 0))
                 self.partial[tp] = self.partial.get(tp, 0) + copied
-        moved = self.done + sum(self.partial.values())
-        if sizes is not None and self._last_sample is not None and now > self._last_sample[0]:
-            instant = max(0.0, (moved - self._last_sample[1]) / (now - self._last_sample[0]))
-            self.rate = instant if self.rate is None else 0.7 * self.rate + 0.3 * instant
-        self._last_sample = (now, moved)
+        if sizes is not None:  # a poll that could not read the copies adds no sample
+            self.window.add(now, self.done + sum(self.partial.values()))
 
-    def eta(self) -> float | None:
-        """Seconds left at the current rate (None without a rate or sizes)."""
+    @property
+    def rate(self) -> float | None:
+        """The bytes copied per second over the last RATE_WINDOW_S (None before two samples)."""
+        return self.window.rate
+
+    def eta(self, throttle: float | None) -> Eta:
+        """When the plan's copies end (``planning.eta``, as --progress says it): the bytes left / the rate over
+        the window, bounded by ``throttle`` (the throttle's shares of the copies in flight, summed)."""
+        if throttle is not None:
+            self._throttle = throttle
+        elif not self.partial:  # between two steps (or a leader step): the next copies are bound as the last
+            throttle = self._throttle
         moved = self.moved()
-        if not self.rate or self.total is None or moved is None:
-            return None
-        return max(0.0, (self.total - moved) / self.rate)
+        left = None if self.total is None or moved is None else max(0, self.total - moved)
+        return estimate_eta(left, self.window.rate, self.window.span_s, throttle=throttle)
+
+
+def throttle_of_copies(rate: int, copies: Mapping[TopicPartition, tuple[tuple[int, ...], int | None]]) -> float | None:
+    """The most the copies in flight may copy per second under a throttle of ``rate`` B/s on every broker (None
+    without one): ``copies``: partition -> (the brokers it adds, the leader serving them)."""
+    if rate <= 0:
+        return None
+    shares = throttle_shares(
+        {(tp, b): (b, float(rate), serving, float(rate)) for tp, (adding, serving) in copies.items() for b in adding}
+    )
+    return plan_throttle(shares, sum(len(adding) for adding, _ in copies.values()))

@@ -41,7 +41,7 @@ from typing import TypeVar
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
 from kreassign.execution.cleanup import elect_preferred, guarded, restore_throttles, revert_steps
-from kreassign.execution.copy_meter import CopyMeter
+from kreassign.execution.copy_meter import CopyMeter, throttle_of_copies
 from kreassign.execution.health import ClusterHealth, MinInsyncReplicas
 from kreassign.execution.in_flight import InFlight
 from kreassign.execution.journal import Journal, JournalState, RunStatus
@@ -812,6 +812,8 @@ class BatchedExecutor:
     def _progress(self) -> Progress:
         now = self.clock()
         self.meter.sample(now, {tp: m.step for tp, m in self.moving.items()}, self._live)
+        copies = {tp: (m.step.adding, m.serving) for tp, m in self.moving.items() if m.step.adding}
+        eta = self.meter.eta(throttle_of_copies(self.state.throttle, copies))
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"
@@ -834,7 +836,8 @@ class BatchedExecutor:
             bytes_total=self.meter.total,
             bytes_moved=self.meter.moved(),
             rate=self.meter.rate,
-            eta=self.meter.eta(),
+            eta=eta.seconds,
+            eta_bound=eta.bound,
             elapsed=now - self._started,
             notes=notes,
         )

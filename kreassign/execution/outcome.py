@@ -25,9 +25,10 @@ class Progress:
     # the steps in flight hold (as last measured); the final line counts the same (Outcome.bytes_moved)
     bytes_moved: int | None
     rate: float | None  # bytes/s
-    eta: float | None  # seconds
+    eta: float | None  # seconds (kreassign.planning.eta, as --progress says it)
     elapsed: float
     notes: list[str] = field(default_factory=list)
+    eta_bound: bool = False  # the ETA divides by the throttle's bound (no rate below it measured long enough)
 
 
 class Reporter(Protocol):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
+from kreassign.planning.eta import Eta, estimate_eta, plan_throttle, throttle_shares
 from kreassign.planning.states import LogDirMoveKind, LogDirMoveState, PartitionState, ReassignmentStatus
 
 
@@ -149,6 +150,22 @@ class ProgressReport:
     """Seconds between the two samples the rates come from; None with a single sample."""
     batched_run: bool = False
     """A batched run of this plan is running: partitions not at their target wait for it."""
+    bytes_left: int | None = None
+    """Bytes the plan still copies: into each target replica of the partitions moving (or, during a batched run,
+    waiting for it), the partition's size less what the replica holds (``bytes_left``); None when unknown."""
+    left_rate: float | None = None
+    """How fast ``bytes_left`` shrank between two samples (bytes/s; the writes meanwhile netted out)."""
+    left_span_s: float | None = None
+    """Seconds between the samples ``left_rate`` comes from."""
+
+    @property
+    def eta(self) -> Eta:
+        """When the plan's copies end (``kreassign.planning.eta``): bytes left / the rate they shrink at, bounded
+        by the throttle's shares of the copies in flight."""
+        behind = [row for p in self.partitions for row in p.replicas if row.status is ReplicaStatus.BEHIND]
+        shares = {i: row.throttle_rate_bytes_per_s for i, row in enumerate(behind) if row.throttle_rate_bytes_per_s}
+        throttle = plan_throttle(shares, len(behind))  # type: ignore[arg-type]
+        return estimate_eta(self.bytes_left, self.left_rate, self.left_span_s, throttle=throttle)
 
     @property
     def outcome(self) -> PlanOutcome:
@@ -280,10 +297,12 @@ def compute_progress(
     last: ReplicaSample,
     first: ReplicaSample | None = None,
     batched_run: bool = False,
+    plan_first: ReplicaSample | None = None,
 ) -> ProgressReport:
     """One ``PartitionProgress`` per distinct partition of the plan (sorted), with one row per target
     broker in plan order. ``topics[t]`` is None for a topic the cluster does not know. Rates and ETAs
-    need ``first``, an earlier sample."""
+    need ``first``, an earlier sample; the plan's rate (its ETA) ``plan_first`` (default ``first``), an earlier one
+    still (``kreassign.planning.eta.PLAN_RATE_WINDOW_S``)."""
     live = set(live_brokers)
     dt = last.at - first.at if first is not None else None
     plan = dict(targets)
@@ -325,7 +344,54 @@ def compute_progress(
                 replicas=rows,
             )
         )
-    return ProgressReport(tuple(partitions), interval_s=dt, batched_run=batched_run)
+    left = bytes_left(plan, topics, reassignments, live, last, batched_run)
+    rate = span = None
+    plan_first = plan_first or first
+    if plan_first is not None and last.at > plan_first.at:
+        before = bytes_left(plan, topics, reassignments, live, plan_first, batched_run)
+        both = set(before) & set(left)
+        span = last.at - plan_first.at
+        rate = (sum(before[k] for k in both) - sum(left[k] for k in both)) / span
+    return ProgressReport(
+        tuple(partitions),
+        interval_s=dt,
+        batched_run=batched_run,
+        bytes_left=sum(left.values()) if left else None,
+        left_rate=rate,
+        left_span_s=span,
+    )
+
+
+def bytes_left(
+    plan: Mapping[TopicPartition, Sequence[int]],
+    topics: Mapping[str, Sequence[PartitionInfo] | None],
+    reassignments: Mapping[TopicPartition, PartitionReassignment],
+    live: set[int],
+    sample: ReplicaSample,
+    batched_run: bool,
+) -> dict[tuple[TopicPartition, int], int]:
+    """Per (partition, target broker): the partition's size (its largest replica in ``sample``) less what the
+    broker holds of it, for the partitions moving, at their target, or (during a batched run) waiting for it.
+    Sizes only, not the ISR: a copy that ends between two samples still counts as copied between them."""
+    left: dict[tuple[TopicPartition, int], int] = {}
+    for tp, target in plan.items():
+        info = next((p for p in topics.get(tp.topic) or () if p.partition == tp.partition), None)
+        if info is None:
+            continue
+        if tp not in reassignments and tuple(info.replicas) != tuple(target) and not batched_run:
+            continue  # nothing moves it
+        sizes = [
+            sample.sizes[r]
+            for b in {*info.replicas, *target}
+            if (r := TopicPartitionReplica(tp.topic, tp.partition, b)) in sample.sizes
+        ]
+        if not sizes:
+            continue
+        for b in target:
+            if b in live:
+                held = sample.sizes.get(TopicPartitionReplica(tp.topic, tp.partition, b), 0)
+                left[(tp, b)] = max(max(sizes) - held, 0)
+    return left
 
 
 _STUCK_PARTITION_STATES = frozenset(
@@ -416,9 +482,7 @@ def with_throttles(report: ProgressReport, throttles: Throttles) -> ProgressRepo
     """Each replica behind gets its share of the throttles that bind its copy: the follower rate of its broker
     divided by the throttled copies into that broker, and the leader rate of its leader divided by the
     throttled copies that leader serves (the smaller of the two)."""
-    into: dict[int, int] = {}
-    out_of: dict[int, int] = {}
-    bound: list[tuple[PartitionProgress, ReplicaProgress, bool, bool]] = []
+    copies: dict[tuple[TopicPartition, int], tuple[int, float | None, int | None, float | None]] = {}
     for p in report.partitions:
         for row in p.replicas:
             if row.status is not ReplicaStatus.BEHIND:
@@ -431,20 +495,13 @@ def with_throttles(report: ProgressReport, throttles: Throttles) -> ProgressRepo
                 and p.leader in throttles.leader_rates
                 and throttles.listed(throttles.leader_replicas, p.topic, p.partition, p.leader)
             )
-            if follower:
-                into[row.broker] = into.get(row.broker, 0) + 1
-            if leader:
-                out_of[p.leader] = out_of.get(p.leader, 0) + 1  # type: ignore[index]
-            bound.append((p, row, follower, leader))
-    shares: dict[tuple[TopicPartition, int], float] = {}
-    for p, row, follower, leader in bound:
-        limits = []
-        if follower:
-            limits.append(throttles.follower_rates[row.broker] / into[row.broker])
-        if leader:
-            limits.append(throttles.leader_rates[p.leader] / out_of[p.leader])  # type: ignore[index]
-        if limits:
-            shares[(p.tp, row.broker)] = min(limits)
+            copies[(p.tp, row.broker)] = (
+                row.broker,
+                throttles.follower_rates[row.broker] if follower else None,
+                p.leader,
+                throttles.leader_rates[p.leader] if leader else None,  # type: ignore[index]
+            )
+    shares = throttle_shares(copies)
     if not shares:
         return report
     partitions = tuple(

@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 
-from kreassign.cluster.kafka import KafkaCluster
 from kreassign.devcluster.topics import create_topic
 from tests.terminal.screen import Terminal, remove_throttles, throttles_once_applied
 
@@ -22,13 +21,6 @@ BROKERS = (1, 2, 3)
 SOURCE = [1, 2]
 TARGET = {p: [2, 3] if p % 2 == 0 else [3, 1] for p in range(6)}  # every partition copies one replica
 PANEL_TITLE = "kreassign batched reassignment"
-
-
-@pytest.fixture(scope="module")
-def port(kafka_cluster):
-    port = KafkaCluster(bootstrap_servers=kafka_cluster.bootstrap_servers)
-    yield port
-    port.close()
 
 
 @pytest.fixture

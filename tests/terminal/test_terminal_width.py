@@ -14,7 +14,6 @@ import uuid
 
 import pytest
 
-from kreassign.cluster.kafka import KafkaCluster
 from kreassign.devcluster.topics import create_topic
 from kreassign.planning.steps import Limits
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
@@ -92,13 +91,6 @@ def test_plan_reports_fit_the_terminal_without_cutting_a_cell(snapshot, tmp_path
 
 
 # ---------------------------------------------------------------------------------------------- live cluster
-@pytest.fixture(scope="module")
-def port(kafka_cluster):
-    port = KafkaCluster(bootstrap_servers=kafka_cluster.bootstrap_servers)
-    yield port
-    port.close()
-
-
 @pytest.fixture
 def topic_and_plan(kafka_cluster, port, tmp_path):
     """A topic of 6 partitions on brokers 1,2 (3 MB) with a long name, and the plan that moves each of them to

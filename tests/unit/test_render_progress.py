@@ -63,7 +63,7 @@ orders-0        2  in sync                -             -          -
 orders-1        2  in sync                -             -          -
 orders-1        3  behind          97.7 KiB         0 B/s    unknown
 orders-7        1  no partition           -             -          -
-1 of 4 partitions done, 1 moving, 2 unknown; 2.7 MiB behind, ETA unknown
+1 of 4 partitions done, 1 moving, 2 unknown; 2.7 MiB to copy, ETA 11s
 Under-replicated only because of the reassignment: orders-0 (adding 3)
 Under-replicated: orders-1 (out of ISR: 3)
 """
@@ -99,6 +99,10 @@ def test_progress_json_document(report):
         "replicas_behind": 2,
         "under_replicated_by_reassignment": 1,
         "under_replicated": 1,
+        # 2,750,000 into broker 3 of orders-0, 100,000 into broker 3 of orders-1, shrinking at 250,000 B/s
+        "bytes_to_copy": 2_850_000,
+        "eta_s": 11.4,
+        "eta_bound_by_throttle": False,
     }
     moving = document["partitions"][1]
     assert moving == {
