@@ -42,13 +42,6 @@ BROKERS = [1, 2, 3]
 ORIGINAL = {0: [1, 2], 1: [1, 2]}
 
 
-@pytest.fixture(scope="module")
-def port(kafka_cluster):
-    port = KafkaCluster(bootstrap_servers=kafka_cluster.bootstrap_servers)
-    yield port
-    port.close()
-
-
 class Runbook:
     """A topic and its plan, a default state folder, and the commands a runbook runs on them."""
 
