@@ -236,6 +236,7 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
                 "adding_replicas": list(p.adding),
                 "removing_replicas": list(p.removing),
                 "urp": p.urp,
+                "order_only": p.order_only,
                 "replicas": [_replica_progress(row) for row in p.replicas],
             }
             for p in partitions

@@ -44,13 +44,18 @@ def select_topics(
     if regex is not None:
         pattern = compile_pattern("topics-regex", regex)
         internal_ok = INTERNAL_PREFIX in regex
-        topics = [
-            t
-            for t in port.list_topic_names()
-            if pattern.fullmatch(t) and (internal_ok or not t.startswith(INTERNAL_PREFIX))
-        ]
+        names = [t for t in port.list_topic_names() if internal_ok or not t.startswith(INTERNAL_PREFIX)]
+        topics = [t for t in names if pattern.fullmatch(t)]
         if not topics:
-            raise CommandError(f"--topics-regex '{regex}' matches no topic of the cluster")
+            error = CommandError(f"--topics-regex '{regex}' matches no topic of the cluster")
+            within = [t for t in names if pattern.search(t)]
+            if within:  # the pattern is found inside names: the usual slip (Java's Pattern.matches semantics)
+                shown = ", ".join(within[:3]) + (f" and {len(within) - 3} more" if len(within) > 3 else "")
+                error.add_note(
+                    f"--topics-regex must match the whole topic name; '{regex}' is found inside {shown}: "
+                    f"to take every topic that contains it, write '.*{regex}.*'"
+                )
+            raise error
     else:
         assert topics_json is not None
         topics = parse_topics_to_move_json(topics_json)

@@ -49,6 +49,14 @@ def _urp_lines(report: ProgressReport) -> list[str]:
     if really:
         names = ", ".join(f"{p.tp} (out of ISR: {_joined(_out_of_isr(p))})" for p in really)
         lines.append(f"Under-replicated: {names}")
+    reorder = [p for p in report.partitions if p.order_only]
+    if reorder:
+        names = ", ".join(f"{p.tp} [{_joined(p.current or ())}] -> [{_joined(p.target)}]" for p in reorder)
+        when = "the batched run submits it" if report.batched_run else "a reassignment submits it (--execute)"
+        lines.append(
+            f"Only the order of the replicas differs: {names}. Every replica is in sync and nothing is copied; "
+            f"the new order and preferred leader take effect as soon as {when}."
+        )
     return lines
 
 

@@ -22,7 +22,7 @@ from kreassign.errors import KreassignError, PartitionError, UnknownTopicOrParti
 from kreassign.execution.signals import whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.model import PartitionInfo, TopicPartition
-from kreassign.planning.steps import Step
+from kreassign.planning.steps import Step, replica_ids
 
 REORDER_WAIT_S = 15.0
 """How long the clean-up waits for the brokers' metadata to show a cancelled step reverted, and then its
@@ -131,7 +131,7 @@ def restore_order(
         if set(current.replicas) == set(steps[tp].source) and tuple(current.replicas) != steps[tp].source
     }
     problems = [
-        f"the replicas of {tp} still show its step under way ({list(info[tp].replicas)}); check its order"
+        f"the replicas of {tp} still show its step under way ({replica_ids(info[tp].replicas)}); check its order"
         for tp in sorted(info)
         if not settled(tp, info[tp])
     ]
@@ -139,8 +139,8 @@ def restore_order(
         return problems
     for tp in sorted(reorder):
         event(
-            f"{tp}: Kafka's revert left the replicas as {list(info[tp].replicas)}; putting back the source's "
-            f"order {list(reorder[tp])} (copies nothing)"
+            f"{tp}: Kafka's revert left the replicas as {replica_ids(info[tp].replicas)}; putting back the source's "
+            f"order {replica_ids(reorder[tp])} (copies nothing)"
         )
     try:
         with whole_request():

@@ -66,6 +66,7 @@ from kreassign.planning.steps import (
     next_step,
     plan_partition,
     priority,
+    replica_ids,
     select_steps,
     step_brokers,
 )
@@ -619,7 +620,7 @@ class BatchedExecutor:
             running = active.get(tp)
             if running is not None:
                 if set(running.replicas) - set(running.removing) != set(step.target):
-                    self._fail(tp, f"someone else changed its reassignment (now to {list(running.replicas)})")
+                    self._fail(tp, f"someone else changed its reassignment (now to {replica_ids(running.replicas)})")
                 continue
             current = info.get(tp)
             if current is None:
@@ -645,8 +646,8 @@ class BatchedExecutor:
                 self.current[tp] = tuple(current.replicas)
                 if ended is Ended.CANCELLED:
                     self.reporter.event(
-                        f"{tp}: its step to {list(step.target)} was cancelled by another client "
-                        f"(replicas are {list(current.replicas)})"
+                        f"{tp}: its step to {replica_ids(step.target)} was cancelled by another client "
+                        f"(replicas are {replica_ids(current.replicas)})"
                     )
                     self.cancelled_by_others[tp] = step
                     self._stop = (
@@ -655,7 +656,8 @@ class BatchedExecutor:
                     )
                 else:
                     self._fail(
-                        tp, f"moved by another client to {list(current.replicas)} instead of {list(step.target)}"
+                        tp,
+                        f"moved by another client to {replica_ids(current.replicas)} instead of {replica_ids(step.target)}",
                     )
                 continue
             if step.moves_leader and current.leader != step.target[0]:
@@ -746,7 +748,7 @@ class BatchedExecutor:
         for step in chosen:
             tp = step.partition
             if tp in active:
-                self._fail(tp, f"is being reassigned by someone else (to {list(active[tp].replicas)})")
+                self._fail(tp, f"is being reassigned by someone else (to {replica_ids(active[tp].replicas)})")
                 continue
             current = info.get(tp)
             if current is None:
@@ -802,9 +804,9 @@ class BatchedExecutor:
                 self._forget(step.partition)
                 self.waiting[step.partition] = step
                 self._enqueue(step.partition)
-                self.reporter.event(f"{step.partition}: step to {list(step.target)} not accepted yet ({error})")
+                self.reporter.event(f"{step.partition}: step to {replica_ids(step.target)} not accepted yet ({error})")
             else:
-                self._fail(step.partition, f"step to {list(step.target)} was refused: {error}")
+                self._fail(step.partition, f"step to {replica_ids(step.target)} was refused: {error}")
         if errors:
             self._throttle_moving()
 

@@ -142,6 +142,17 @@ class PartitionProgress:
     def tp(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
 
+    @property
+    def order_only(self) -> bool:
+        """Not at its target only by the order of its replicas (the same brokers): nothing to copy, every replica
+        in sync; the new order (and preferred leader) comes once a reassignment submits it."""
+        return (
+            self.state is PartitionStatus.NOT_AT_TARGET
+            and self.current is not None
+            and tuple(self.current) != tuple(self.target)
+            and sorted(self.current) == sorted(self.target)
+        )
+
 
 @dataclass(frozen=True)
 class ProgressReport:

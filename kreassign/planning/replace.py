@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kreassign.planning.steps import replica_ids
+
 Row = tuple[str, int, tuple[int, ...], int]
 Key = tuple[str, int]
 
@@ -70,7 +72,7 @@ def plan_replacement(rows: Sequence[Row], pairs: Mapping[int, int]) -> dict[Key,
             old = next(r for r in replicas if r in pairs and pairs[r] in replicas)
             raise ReplaceError(
                 f"Broker {pairs[old]} already holds a replica of {topic}-{partition} (replicas "
-                f"{list(replicas)}), so it cannot take broker {old}'s; no plan was written."
+                f"{replica_ids(replicas)}), so it cannot take broker {old}'s; no plan was written."
             )
         plan[(topic, partition)] = after
     return plan

@@ -130,10 +130,11 @@ class Step:
             parts.append(f"leader {self.source[0]}->{self.target[0]}")
         if not parts:
             parts.append("reorder")
-        return f"{self.partition}: {_ids(self.source)} -> {_ids(self.target)} ({', '.join(parts)})"
+        return f"{self.partition}: {replica_ids(self.source)} -> {replica_ids(self.target)} ({', '.join(parts)})"
 
 
-def _ids(replicas: Sequence[int]) -> str:
+def replica_ids(replicas: Sequence[int]) -> str:
+    """A replica list as every line of kreassign writes it: [3,2]."""
     return "[" + ",".join(map(str, replicas)) + "]"
 
 

@@ -171,7 +171,7 @@ def _classic_session(url: str, conf: Mapping[str, str], folder: str) -> SparkSes
         settings["spark.driver.extraJavaOptions"] = " ".join(filter(None, java_options))
     for key, value in settings.items():
         builder = builder.config(key, value)
-    with _stdout_to_stderr():  # the JVM (and the Python workers it starts) inherit stderr as stdout
+    with _children_output_to_stderr():  # the JVM (and its Python workers) write to stderr, minus JVM noise
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(conf.get("spark.log.level", "ERROR"))
     if not url.startswith("local"):
@@ -206,21 +206,48 @@ def _check_reachable(url: str) -> None:
         raise CommandError(f"Spark failed: cannot reach the Spark Connect server {host}:{port} ({exc})") from None
 
 
+JVM_NOISE = (b"WARNING: Using incubator modules:",)
+"""Lines the JVM prints at start-up whatever it runs (Spark 4 adds ``--add-modules=jdk.incubator.vector`` to its
+java command, and no JVM option silences the warning): dropped from what reaches the operator's stderr."""
+
+
 @contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """File descriptor 1 points at stderr while child processes start (Apache's stdout stays clean)."""
+def _children_output_to_stderr() -> Iterator[None]:
+    """While child processes start (the JVM, which starts the Python workers), their stdout and stderr are a
+    pipe that a thread copies to this process's stderr, without ``JVM_NOISE`` lines, for as long as they run:
+    Apache's stdout stays clean and the JVM's real errors still reach the operator."""
+    import threading
+
     sys.stdout.flush()
+    sys.stderr.flush()
     try:
-        saved = os.dup(1)
-    except OSError:  # pragma: no cover - no stdout at all
+        saved = os.dup(1), os.dup(2)
+    except OSError:  # pragma: no cover - no stdout or stderr at all
         yield
         return
+    reader, writer = os.pipe()
+    threading.Thread(target=_copy_without_noise, args=(reader, os.dup(2)), daemon=True).start()
     try:
-        os.dup2(2, 1)
+        os.dup2(writer, 1)
+        os.dup2(writer, 2)
         yield
     finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, writer):
+            os.close(fd)
+
+
+def _copy_without_noise(reader: int, stderr: int) -> None:
+    with os.fdopen(reader, "rb") as lines, os.fdopen(stderr, "wb", buffering=0) as out:
+        for line in lines:
+            if not line.startswith(JVM_NOISE):
+                try:
+                    out.write(line)
+                except OSError:  # pragma: no cover - stderr closed: nothing to tell any more
+                    return
 
 
 def _package_zip(folder: str) -> str:

@@ -84,3 +84,28 @@ def test_ctrl_c_inside_spark_is_one_line_and_exit_130(large_inputs, tmp_path):
         time.sleep(0.5)
     assert _jvms_naming(str(tmp)) == [], "the driver JVM outlived the interrupted run"
     assert sorted(os.listdir(tmp)) == []
+
+
+def test_the_jvm_start_up_warning_never_reaches_the_terminal(tmp_path):
+    """Issue 33: `--engine spark` leaked the JVM's `WARNING: Using incubator modules: jdk.incubator.vector`. At a
+    real terminal (stderr) with stdout to a file: the plan report only, the plan in the file."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    snapshot = folder / "snapshot.jsonl"
+    write_synthetic(str(snapshot), 200, brokers=7, racks=3, new=1, per_topic=20)
+    topics = folder / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": f"topic-{t:05d}"} for t in range(10)]}))
+    out = tmp_path / "out.txt"
+    command = (
+        f"exec {sys.executable} -m kreassign --generate --cluster-snapshot-file {snapshot} "
+        f"--topics-to-move-json-file {topics} --broker-list 1,2,3,4,5,6,7 --strategy balanced --engine spark "
+        f"--spark-master 'local[1]' > {out}"
+    )
+    child = pexpect.spawn("/bin/sh", ["-c", command], dimensions=(40, 80), encoding="utf-8", timeout=300)
+    child.expect(pexpect.EOF)
+    child.close()
+    shown = child.before
+    assert child.exitstatus == 0, shown
+    assert shown.startswith("Balanced plan (engine spark): "), shown
+    assert "WARNING" not in shown and "incubator" not in shown, shown
+    assert out.read_text().startswith("Current partition replica assignment\n")

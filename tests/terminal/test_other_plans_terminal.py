@@ -56,3 +56,20 @@ def test_other_plans_into_head_exit_quietly(snapshot, strategy):
     assert (status, out) == (0, "Current partition replica assignment\n"), err
     assert "Traceback" not in err and "\x1b[" not in err
     assert err.startswith("Leadership plan" if "leaders" in strategy else "Broker replacement")
+
+
+@pytest.mark.parametrize("cols", [80, 140])
+def test_a_regex_found_inside_names_gets_a_hint_at_the_terminal(snapshot, cols):
+    """Issue 33: `--topics-regex 'ord'` matched nothing with no hint that the pattern must match the whole name.
+    At the terminal: Apache's one Error line, then the hint, wrapped at word boundaries."""
+    argv = ["--generate", "--cluster-snapshot-file", str(snapshot / "c.jsonl"), "--topics-regex", "ord"]
+    terminal = Terminal([*argv, "--strategy", "leaders"], cols=cols)
+    assert terminal.wait(timeout=60) == 1, terminal.text()
+    lines = terminal.lines()
+    assert lines[0] == "Error: --topics-regex 'ord' matches no topic of the cluster", lines
+    hint = " ".join(line.strip() for line in lines[1:] if line.strip())
+    assert hint == (
+        "kreassign: --topics-regex must match the whole topic name; 'ord' is found inside orders: to take every "
+        "topic that contains it, write '.*ord.*'"
+    ), lines
+    assert all(len(line) <= cols for line in lines)

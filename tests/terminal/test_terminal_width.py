@@ -221,3 +221,41 @@ def test_watch_closing_line_wraps_at_the_terminal_and_is_one_line_in_a_pipe(kafk
     assert all(len(row) <= cols for row in screen), "\n".join(screen)
     status, piped, err = run_pipeline(" ".join([KREASSIGN, *watch, "| cat"]))
     assert status == 3 and piped.splitlines()[-1].endswith(f" {line}"), piped + err
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("cols", COLUMNS)
+def test_progress_says_why_a_partition_whose_replicas_only_change_order_is_not_done(
+    kafka_cluster, port, tmp_path, cols
+):
+    """Issue 33: a partition that only needs its order changed showed every replica `in sync` and counted as not
+    done, with no word saying why. --progress now says so, wrapped at the terminal, one line in a pipe."""
+    bootstrap = kafka_cluster.bootstrap_servers
+    topic = f"payments-eu-west-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, [[1, 2], [2, 3]])
+    wait_until(lambda: topic in port.list_topic_names())
+    plan = tmp_path / "plan.json"
+    partitions = [
+        {"topic": topic, "partition": 0, "replicas": [2, 1]},
+        {"topic": topic, "partition": 1, "replicas": [2, 3]},
+    ]
+    plan.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    progress = [
+        "--bootstrap-server",
+        bootstrap,
+        "--progress",
+        "--reassignment-json-file",
+        str(plan),
+        "--fail-if-incomplete",
+    ]
+    terminal = Terminal(progress, cols=cols)
+    assert terminal.wait(timeout=120) == 3, terminal.text()
+    screen = terminal.lines()
+    note = (
+        f"Only the order of the replicas differs: {topic}-0 [1,2] -> [2,1]. Every replica is in sync and nothing is "
+        "copied; the new order and preferred leader take effect as soon as a reassignment submits it (--execute)."
+    )
+    assert shown_whole(screen, note), "\n".join(screen)
+    assert all(len(row) <= cols for row in screen), "\n".join(screen)
+    status, piped, err = run_pipeline(" ".join([KREASSIGN, *progress, "| cat"]))
+    assert status == 3 and note in piped.splitlines(), piped + err

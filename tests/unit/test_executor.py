@@ -532,7 +532,7 @@ def test_a_step_refused_with_a_retriable_exception_is_submitted_again_and_others
     sim.__class__ = Refusing
     recorder = Recorder()
     outcome, _ = run(sim, {tp(0): (2, 3), tp(1): (2, 3)}, tmp_path, limits, reporter=recorder)
-    assert any(e.startswith("t-0: step to [2, 0] not accepted yet") for e in recorder.events)
+    assert any(e.startswith("t-0: step to [2,0] not accepted yet") for e in recorder.events)
     assert list(outcome.failures) == [tp(1)] and "Replica assignment is invalid." in outcome.failures[tp(1)]
     assert sim.partitions[tp(0)].replicas == [2, 3]  # submitted again, and completed
 

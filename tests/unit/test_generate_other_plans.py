@@ -151,7 +151,7 @@ def test_replace_broker_moves_only_the_retired_brokers_replicas(rows, data):
 
 def test_replace_broker_refuses_a_partition_new_holds():
     rows = [("t", 0, (1, 2), 0), ("t", 1, (1, 3), 0)]
-    with pytest.raises(ReplaceError, match=r"^Broker 3 already holds a replica of t-1 \(replicas \[1, 3\]\)"):
+    with pytest.raises(ReplaceError, match=r"^Broker 3 already holds a replica of t-1 \(replicas \[1,3\]\)"):
         plan_replacement(rows, {1: 3})
 
 
@@ -286,7 +286,7 @@ HELP = "Run with --help for the list of options.\n"
     [
         (
             ["--replace-broker", "1=3"],
-            "Error: Broker 3 already holds a replica of orders-0 (replicas [1, 2, 3]), so it cannot take broker 1's; "
+            "Error: Broker 3 already holds a replica of orders-0 (replicas [1,2,3]), so it cannot take broker 1's; "
             "no plan was written.\n",
             "",
         ),
@@ -340,8 +340,14 @@ def test_cli_topics_regex(snapshot_file, monkeypatch):
     assert {t for t, _ in proposal_of(out)} == {"orders", "audit"}  # internal topics only when named
     code, out, _ = cli([*argv, "--topics-regex", "__.*|audit"], monkeypatch)
     assert {t for t, _ in proposal_of(out)} == {"__consumer_offsets", "audit"}
-    code, out, _ = cli([*argv, "--topics-regex", "ord"], monkeypatch)  # a full match, not a search
+    code, out, err = cli([*argv, "--topics-regex", "ord"], monkeypatch)  # a full match, not a search
     assert (code, out) == (1, "Error: --topics-regex 'ord' matches no topic of the cluster\n")
+    assert err == (
+        "kreassign: --topics-regex must match the whole topic name; 'ord' is found inside orders: to take every "
+        "topic that contains it, write '.*ord.*'\n"
+    )
+    code, out, err = cli([*argv, "--topics-regex", "nothing"], monkeypatch)
+    assert (code, err) == (1, "")
     code, out, _ = cli([*argv, "--topics-regex", ".*", "--exclude-topics", "aud.*"], monkeypatch)
     assert {t for t, _ in proposal_of(out)} == {"orders"}
 

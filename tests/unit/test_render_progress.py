@@ -116,6 +116,7 @@ def test_progress_json_document(report):
         "adding_replicas": [3],
         "removing_replicas": [1],
         "urp": "reassigning",
+        "order_only": False,
         "replicas": [
             {
                 "broker": 3,
