@@ -23,10 +23,15 @@ class Arity(Enum):
 
 ACTIONS_PANEL = "Actions"
 OPTIONS_PANEL = "Options"
-EXTENSIONS_PANEL = "kreassign extensions"
+BATCHED_PANEL = "kreassign: batched --execute (KIP-435)"
+PROGRESS_PANEL = "kreassign: progress and output"
+PLANS_PANEL = "kreassign: plans (--generate)"
+SNAPSHOT_PANEL = "kreassign: snapshots and Spark"
+EXTENSIONS_PANELS = (BATCHED_PANEL, PROGRESS_PANEL, PLANS_PANEL, SNAPSHOT_PANEL)
 DEPRECATED_PANEL = "Deprecated"
-PANELS = (ACTIONS_PANEL, OPTIONS_PANEL, EXTENSIONS_PANEL, DEPRECATED_PANEL)
-"""The groups of ``--help`` and of the man page's OPTIONS, in order."""
+PANELS = (ACTIONS_PANEL, OPTIONS_PANEL, *EXTENSIONS_PANELS, DEPRECATED_PANEL)
+"""The groups of ``--help`` and of the man page's OPTIONS, in order: the Apache tool's actions and options
+first (exactly its own), then kreassign's, grouped by what they are for."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +93,13 @@ _SPECS = (
     OptionSpec(
         "progress",
         Arity.FLAG,
-        help="kreassign: report, for each partition and target broker of the --reassignment-json-file, "
-        "whether the replica is in sync or how far behind it is (messages, bytes, ETA), then exit (with --watch: "
-        "again and again until the plan is done).",
+        help=(
+            "for each partition and target broker of the --reassignment-json-file, whether the "
+            "replica is in sync or how far behind it is (messages, bytes, rate, ETA); with --watch, until "
+            "the plan is done."
+        ),
         apache=False,
-        panel=ACTIONS_PANEL,
+        panel=PROGRESS_PANEL,
     ),
     OptionSpec(
         "bootstrap-server",
@@ -187,284 +194,302 @@ _SPECS = (
         "seed",
         Arity.REQUIRED,
         int,
-        help="kreassign: seed the --generate placement (java.util.Random semantics) so that the "
-        "proposal is reproducible.",
+        help=("seed the --generate placement (java.util.Random) so that the proposal is reproducible."),
         metavar="N",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "max-partition-movements",
         Arity.REQUIRED,
         int,
-        help="kreassign: run --execute as a batched reassignment (KIP-435) that stays attached until "
-        "done, with at most this many partitions moving at once.",
+        help=(
+            "run --execute as a batched reassignment (KIP-435) that stays attached until done, "
+            "with at most this many partitions moving at once."
+        ),
         metavar="P",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "max-replica-movements",
         Arity.REQUIRED,
         int,
-        help="kreassign: batched --execute; at most this many replicas added to a partition per step.",
+        help="at most this many replicas added to a partition per step.",
         metavar="R",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "max-leader-movements",
         Arity.REQUIRED,
         int,
-        help="kreassign: batched --execute; at most this many partitions changing leader at once.",
+        help="at most this many partitions changing leader at once.",
         metavar="L",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "max-broker-movements",
         Arity.REQUIRED,
         int,
-        help="kreassign: batched --execute; at most this many steps in flight per broker (a step that copies "
-        "counts against each broker receiving a new replica and against the partition's current leader).",
+        help=(
+            "at most this many steps in flight per broker (a step counts against each broker "
+            "receiving a replica and against the partition's leader)."
+        ),
         metavar="N",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "order",
         Arity.REQUIRED,
         default="plan",
-        help="kreassign: batched --execute; which waiting steps start first, after the steps that copy nothing and the leader movements (with "
-        "--max-broker-movements, among the least crowded: fewest copies on the busiest link they would use): "
-        "'plan' (the plan's order, default), 'small-first' or 'large-first' (by partition size).",
+        help=(
+            "which waiting steps start first (after the steps that copy nothing and the leader "
+            "movements): 'plan' (the plan's order), 'small-first' or 'large-first' (by partition size)."
+        ),
         metavar="plan|small-first|large-first",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "adaptive",
         Arity.FLAG,
-        help="kreassign: batched --execute; adapt the per-broker limit within [1, --max-broker-movements] "
-        "to the cluster's health (AIMD: halve on min-ISR, new URPs, offline brokers or stalled copies).",
+        help=(
+            "adapt the per-broker limit within [1, --max-broker-movements] to the cluster's "
+            "health (halve on min-ISR, new URPs, offline brokers, stalled copies)."
+        ),
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "dry-run",
         Arity.FLAG,
-        help="kreassign: with --execute, print the step plan of the batched reassignment and change nothing.",
+        help="print the steps and rounds of the batched run and change nothing.",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "journal-file",
         Arity.REQUIRED,
-        help="kreassign: where a batched --execute keeps its journal (rollback, target, progress) for "
-        "resume, --cancel and --progress. Default: $XDG_STATE_HOME/kreassign/<plan id>.json.",
+        help=(
+            "where a batched run keeps its journal (for resume, --cancel, --progress); default "
+            "$XDG_STATE_HOME/kreassign/<plan id>.json. The original assignment is kept next to it."
+        ),
         metavar="FILE",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "poll-interval-ms",
         Arity.REQUIRED,
         int,
         1000,
-        help="kreassign: the longest wait between two reads of the cluster state by a batched --execute (the wait "
-        "is a quarter of the time since a step last started or finished, or less when the next step is expected to "
-        "end sooner, 100 ms at least, MS at most).",
+        help=("the longest wait between two reads of the cluster by a batched run (it polls sooner while steps end)."),
         metavar="MS",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "stall-timeout-ms",
         Arity.REQUIRED,
         int,
         300000,
-        help="kreassign: a batched --execute stops (throttles restored, journal kept for a resume) when a broker "
-        "its steps need stays offline, or the cluster keeps failing, for this long.",
+        help=(
+            "stop a batched run (throttles restored, journal kept for a resume) when a broker it "
+            "needs stays offline, or the cluster keeps failing, for this long."
+        ),
         metavar="MS",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=BATCHED_PANEL,
     ),
     OptionSpec(
         "output",
         Arity.REQUIRED,
         default="text",
-        help="kreassign: text (the Apache output, default) or json.",
+        help="text (the Apache output) or json (one JSON document).",
         metavar="text|json",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PROGRESS_PANEL,
     ),
     OptionSpec(
         "fail-if-incomplete",
         Arity.FLAG,
-        help="kreassign: --verify and --progress exit 2 while moves are still in progress and 3 when a "
-        "partition is neither moving nor at its target (default: exit 0, as the Apache tool).",
+        help=(
+            "--verify and --progress exit 2 while moves are in progress and 3 when a partition is"
+            " neither moving nor at its target (default: 0, as the Apache tool)."
+        ),
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PROGRESS_PANEL,
     ),
     OptionSpec(
         "watch",
         Arity.OPTIONAL,
         float,
         2,
-        help="kreassign: with --progress, redraw the report every SECONDS (default 2; the next word is taken "
-        "as SECONDS unless it starts with -) until the plan is complete or nothing moves it any more, then exit as "
-        "with --fail-if-incomplete: a live table on a terminal, plain lines of what changed otherwise.",
+        help=(
+            "with --progress, redraw every SECONDS (default 2) until the plan is done or nothing "
+            "moves it, then exit as with --fail-if-incomplete."
+        ),
         metavar="SECONDS",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PROGRESS_PANEL,
     ),
     OptionSpec(
         "cluster-snapshot-file",
         Arity.REQUIRED,
-        help="kreassign: read the cluster from this snapshot file (JSON lines, see README) instead of "
-        "--bootstrap-server, with --generate (and --execute --dry-run); no cluster access.",
+        help=(
+            "read the cluster from this snapshot instead of --bootstrap-server, with --generate "
+            "(and --execute --dry-run); no cluster access."
+        ),
         metavar="FILE",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=SNAPSHOT_PANEL,
     ),
     OptionSpec(
         "write-cluster-snapshot",
         Arity.REQUIRED,
-        help="kreassign: an action of its own: write a snapshot of the cluster at --bootstrap-server "
-        "(brokers, racks, log dirs, partitions, replica sizes, min.insync.replicas) to FILE; "
-        "--topics-to-move-json-file limits it to those topics.",
+        help=(
+            "an action of its own: write the cluster at --bootstrap-server (brokers, racks, log "
+            "dirs, partitions, sizes) to FILE, to plan offline; --topics-to-move-json-file limits it to "
+            "those topics."
+        ),
         metavar="FILE",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=SNAPSHOT_PANEL,
     ),
     OptionSpec(
         "strategy",
         Arity.REQUIRED,
         default="apache",
-        help="kreassign: --generate strategy: 'apache' (default, the Apache tool's random placement), "
-        "'balanced' (deterministic, rack-aware, moves the fewest replicas to even out replicas, leaders "
-        "and bytes per broker; summary on stderr) or 'leaders' (leadership only: reorders each partition's "
-        "replicas so that preferred leaders are even per broker and per topic; copies nothing; needs no "
-        "--broker-list).",
+        help=(
+            "'apache' (the Apache tool's random placement), 'balanced' (the fewest moves to even "
+            "out replicas, leaders and bytes per broker, as the racks allow; report on stderr) or 'leaders' "
+            "(reorders replicas to even out preferred leaders; copies nothing; no --broker-list)."
+        ),
         metavar="apache|balanced|leaders",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "replace-broker",
         Arity.REQUIRED,
-        help="kreassign: --generate a plan in which broker NEW takes every replica of broker OLD, at the same "
-        "place in each replica list (leadership follows); nothing else moves. Several pairs separated by "
-        "commas. Needs no --broker-list; not with --strategy.",
+        help=(
+            "--generate a plan in which broker NEW takes every replica of broker OLD, at the same"
+            " place in each list; nothing else moves. No --broker-list."
+        ),
         metavar="OLD=NEW[,OLD=NEW...]",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "topics-regex",
         Arity.REQUIRED,
-        help="kreassign: --generate for every topic whose whole name matches REGEX (Python's re, fullmatch), "
-        "instead of --topics-to-move-json-file. Topics named __* (__consumer_offsets...) only when REGEX "
-        "contains '__'.",
+        help=(
+            "--generate for every topic whose whole name matches REGEX, instead of --topics-to-"
+            "move-json-file (__* topics only when REGEX contains '__')."
+        ),
         metavar="REGEX",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "exclude-topics",
         Arity.REQUIRED,
-        help="kreassign: with --generate, leave out the topics whose whole name matches REGEX (Python's re, "
-        "fullmatch), from --topics-regex's or --topics-to-move-json-file's.",
+        help="with --generate, leave out the topics whose whole name matches REGEX.",
         metavar="REGEX",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "engine",
         Arity.REQUIRED,
         default="auto",
-        help="kreassign: where --strategy balanced runs: 'local', 'spark' (PySpark, the 'spark' extra) "
-        "or 'auto' (Spark from 1,000,000 partitions when --spark-master names a Spark cluster and pyspark is "
-        "installed, else local). Same plan either way.",
+        help=(
+            "where --strategy balanced runs: 'local', 'spark' (the 'spark' extra) or 'auto' "
+            "(Spark from 1,000,000 partitions with a --spark-master cluster). Same plan either way."
+        ),
         metavar="auto|local|spark",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=SNAPSHOT_PANEL,
     ),
     OptionSpec(
         "spark-master",
         Arity.REQUIRED,
-        help="kreassign: Spark master URL for --engine spark: local[N] (default local[*], an embedded "
-        "session), a cluster (spark://HOST:PORT, yarn, k8s://...; kreassign is shipped to the executors) or "
-        "sc://HOST:PORT (Spark Connect).",
+        help=(
+            "the Spark master for --engine spark: local[N] (default local[*]), spark://HOST:PORT,"
+            " yarn, k8s://... or sc://HOST:PORT (Spark Connect)."
+        ),
         metavar="URL",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=SNAPSHOT_PANEL,
     ),
     OptionSpec(
         "spark-conf",
         Arity.REQUIRED,
-        help="kreassign: a Spark setting for --engine spark, KEY=VALUE; repeat the option for more.",
+        help="a Spark setting for --engine spark, KEY=VALUE; repeat for more.",
         metavar="KEY=VALUE",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=SNAPSHOT_PANEL,
         repeated=True,
     ),
     OptionSpec(
         "max-disk-usage",
         Arity.REQUIRED,
-        help="kreassign: with --strategy balanced, the share of a broker's disk (capacity_bytes of the snapshot, "
-        "or the total bytes of its log dirs' volumes, each once; 0 < F <= 1, default 0.8) no broker may end above "
-        "when it is not above it "
-        "already. The plan routes replicas around such a broker (back where they are, else to the brokers with "
-        "the fewest replicas and the most room, racks respected); when it cannot, it is refused with an error. "
-        "Brokers of unknown capacity are not checked. On a broker whose log dirs are on several volumes, each "
-        "volume is held to F too: the plan names the log dir of each replica it adds there, and moves replicas "
-        "it keeps on a volume above F to the broker's other volumes.",
+        help=(
+            "the share of a broker's disk (or of each volume of a JBOD broker) no broker may end "
+            "above, 0 < F <= 1 (default 0.8); a volume already above it is relieved within its broker. "
+            "Brokers of unknown capacity are not checked."
+        ),
         metavar="F",
         apache=False,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "bytes-tolerance",
         Arity.REQUIRED,
-        help="kreassign: with --strategy balanced, how far (percent of the mean, default 5) each broker's bytes may "
-        "end from the mean bytes per broker. After the fewest replica moves, the plan moves or swaps replicas "
-        "until every broker is within it, copying the fewest bytes it can (the report gives the bytes copied "
-        "against a lower bound, and names any broker left outside and why); the rules (racks, replicas and leaders "
-        "per broker, each topic's spread, --max-disk-usage) still hold. 'none': the fewest replica moves, bytes "
-        "best effort.",
+        help=(
+            "how far each broker's bytes may end from the mean, in percent (default 5); the plan "
+            "copies the fewest bytes it can to get there, the other rules still hold. 'none': fewest replica"
+            " moves only."
+        ),
         metavar="PCT",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "move-budget",
         Arity.REQUIRED,
-        help="kreassign: with --strategy balanced, how many more replicas (200) or bytes (a size with a unit: "
-        "50GB, 1.5TiB) the plan may move than without a budget, to even out each topic's replicas and leaders and "
-        "the bytes per broker further than the free choices can. The rules (racks, replicas and leaders per "
-        "broker, --max-disk-usage) still hold. Default: none.",
+        help=(
+            "how many more replicas (200) or bytes (50GB, 1.5TiB) the plan may move than without "
+            "a budget, to even out topics, leaders and bytes further. Default: none."
+        ),
         metavar="BUDGET",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec(
         "replication-factor",
         Arity.REQUIRED,
         int,
-        help="kreassign: with --strategy balanced, the replication factor every partition of the listed "
-        "topics should end with (default: each keeps its own).",
+        help=(
+            "with --strategy balanced, the replication factor every listed partition should end "
+            "with (default: each keeps its own)."
+        ),
         metavar="N",
         apache=False,
-        panel=EXTENSIONS_PANEL,
+        panel=PLANS_PANEL,
     ),
     OptionSpec("version", Arity.FLAG, help="Display Kafka version."),
     OptionSpec(
         "zookeeper",
         Arity.REQUIRED,
-        help="DEPRECATED (kreassign keeps what Apache Kafka removed in 3.0): the ZooKeeper connection string "
-        "of a ZooKeeper-mode cluster, host:port, several separated by commas, optionally followed by a /chroot "
-        "path. Does --generate, --execute (with --throttle) and --verify through ZooKeeper like Kafka 2.8's "
-        "tool. Please use --bootstrap-server instead.",
+        help=(
+            "DEPRECATED (Apache Kafka removed it in 3.0): the ZooKeeper connection string of a ZooKeeper-"
+            "mode cluster (host:port[,...][/chroot]), for --generate, --execute (--throttle) and --verify as"
+            " Kafka 2.8's tool. Use --bootstrap-server instead."
+        ),
         metavar="HOST:PORT/CHROOT",
         apache=False,
         panel=DEPRECATED_PANEL,

@@ -108,14 +108,26 @@ def help_text(prog: str = COMMAND_NAME, width: int = PLAIN_HELP_WIDTH, styled: b
         lines += ["", bold(f"{panel}:")]
         for spec in specs:
             head = f"  {bold('--' + spec.name)}" + (f", {bold('-h')}" if spec.name == "help" else "")
-            if spec.metavar:
-                head += f" {spec.metavar}"
-            lines.append(head)
+            lines.append(head + value_shown(spec))
             description = spec.help
             if spec.default is not None and spec.arity is not Arity.FLAG:
                 description += f" [default: {spec.default}]"
             lines += wrapped(description, "      ")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def value_shown(spec) -> str:
+    """What --help shows after an option's name: `` FILE``, `` [SECONDS]`` for an optional value of kreassign's
+    own (--watch); the Apache tool's options keep their usual form (--bootstrap-server's value is optional to its
+    parser, but always given); nothing for a flag."""
+    if not spec.metavar:
+        return ""
+    return f" [{spec.metavar}]" if spec.arity is Arity.OPTIONAL and not spec.apache else f" {spec.metavar}"
+
+
+def option_head(spec) -> str:
+    """An option's first line in --help, plain: ``  --watch [SECONDS]``, ``  --help, -h``."""
+    return f"  --{spec.name}" + (", -h" if spec.name == "help" else "") + value_shown(spec)
 
 
 PROGRAM_NAMES = (COMMAND_NAME, "kafka-reassign-partitions", "kafka-reassign-partitions.sh")

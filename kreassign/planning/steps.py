@@ -2,7 +2,7 @@
 
 A partition goes from its current replicas (CR) to its final target replicas (FTR) through steps. Each
 step is one AlterPartitionReassignments target; Kafka completes it only once every replica of the step
-is in sync, and only then drops the replicas the step removes. The rules (documented in README.md,
+is in sync, and only then drops the replicas the step removes. The rules (documented in docs/batched-runs.md,
 "Batched reassignment"):
 
 1. **Leader first.** If FTR's preferred leader ``FTR[0]`` is not CR's first replica, the first step puts

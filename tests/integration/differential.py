@@ -49,7 +49,7 @@ _STACK_FRAME = "\n\tat "
 def strip_java_stack_trace(stdout: str) -> str:
     """The Apache tool prints ``Error: <message>`` then ``Utils.stackTrace(e)`` (which starts with
     ``<exception class>: <message>``) on stdout. Keep what precedes the stack trace: that is the
-    contract kreassign keeps (COMPATIBILITY in README.md)."""
+    contract kreassign keeps (docs/compatibility.md)."""
     start = stdout.find("Error: ")
     frame = stdout.find(_STACK_FRAME, start)
     if start < 0:

@@ -2,7 +2,7 @@
 side by side on the same ZooKeeper-mode Kafka 3.9.x cluster and inputs.
 
 Compared: exit code and stdout, byte for byte (2.8.2's first line ``Warning: --zookeeper is deprecated, ...``
-included), minus what the README lists as the allowed difference of this path: Java stack traces after
+included), minus what docs/compatibility.md lists as the allowed difference of this path: Java stack traces after
 ``Error:`` lines. The ``--generate`` proposal is random in both tools: compared by shape.
 """
 

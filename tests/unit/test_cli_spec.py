@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kreassign.cli.spec import SPECS, Arity
-from kreassign.cli.typer_app import click_command
+from kreassign.cli.typer_app import click_command, option_head
 
 
 def test_typer_declares_exactly_the_spec_options():
@@ -29,7 +29,7 @@ def test_help_goes_through_the_injected_writer(capsys):
     assert capsys.readouterr().out == "" and err == []
     text = "".join(out)
     assert "Usage: kreassign [OPTIONS]" in text
-    for shown in ("--generate", "--zookeeper", "HOST:PORT/CHROOT", "kreassign extensions", "[default: 10000]"):
+    for shown in ("--generate", "--zookeeper", "HOST:PORT/CHROOT", "kreassign: batched --execute", "[default: 10000]"):
         assert shown in text, shown
 
 
@@ -39,9 +39,9 @@ def test_help_shows_every_option_name_whole_in_plain_text(width):
 
     text = help_text("kreassign", width)
     lines = text.splitlines()
-    for name, spec in SPECS.items():
-        head = f"  --{name}" + (f" {spec.metavar}" if spec.metavar else "") + (", -h" if name == "help" else "")
-        assert head in lines, head
+    for spec in SPECS.values():
+        assert option_head(spec) in lines, option_head(spec)
+    assert "  --watch [SECONDS]" in lines  # an optional value shows as optional (issue 33)
     assert not any(line != line.rstrip() for line in lines)  # no trailing spaces
     assert not set(text) & set("╭╮╰╯│─━"), "box drawing"
     assert "\x1b" not in text
@@ -73,3 +73,26 @@ def test_dash_h_is_help_but_not_a_short_option_cluster():
     assert validate(["--generate", "-h"]).kind == "help"
     with pytest.raises(OptionSyntaxError, match=r"^h is not a recognized option$"):
         validate(["-hx"])
+
+
+def test_help_shows_the_apache_options_first_and_kreassigns_grouped():
+    """Issue 33: --help listed --max-disk-usage among the Apache options, and was 225 lines."""
+    from kreassign.cli.spec import APACHE_ACTIONS, PANELS
+    from kreassign.cli.typer_app import help_text
+
+    text = help_text("kreassign", 80)
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.endswith(":") and not line.startswith(" ") and line[:-1] in PANELS:
+            current = line[:-1]
+            sections[current] = []
+        elif current and line.startswith("  --"):
+            sections[current].append(line.split()[0].removeprefix("--").rstrip(","))
+    assert list(sections) == list(PANELS)
+    assert sections["Actions"] == list(APACHE_ACTIONS)
+    apache_options = [s.name for s in SPECS.values() if s.apache and s.name not in APACHE_ACTIONS]
+    assert sections["Options"] == apache_options and "max-disk-usage" not in sections["Options"]
+    assert "max-disk-usage" in sections["kreassign: plans (--generate)"]
+    assert "progress" in sections["kreassign: progress and output"]
+    assert len(text.splitlines()) <= 200

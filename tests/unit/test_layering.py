@@ -1,4 +1,4 @@
-"""The layering rules of README.md's Layout section, held by reading every import of every module (those
+"""The layering rules of docs/development.md's Layout section, held by reading every import of every module (those
 inside functions too) with the ast module. A new module falls under the rule of the package it is in."""
 
 from __future__ import annotations

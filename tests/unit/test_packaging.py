@@ -89,6 +89,7 @@ def test_man_finds_the_page_of_the_venv_on_the_path(venv):
 def test_synopsis_offers_the_snapshot_instead_of_the_cluster_and_write_cluster_snapshot():
     text = _rendered(docgen.ROOT / "man/kreassign.1")
     synopsis = " ".join(text[text.index("SYNOPSIS") : text.index("DESCRIPTION")].split())
+    assert "[--watch [SECONDS]]" in synopsis
     assert "{--bootstrap-server HOST:PORT | --cluster-snapshot-file FILE} --generate" in synopsis
     assert "kreassign --cluster-snapshot-file FILE --execute --reassignment-json-file FILE --dry-run" in synopsis
     assert "kreassign --bootstrap-server HOST:PORT --write-cluster-snapshot FILE" in synopsis

@@ -205,12 +205,12 @@ def test_format_bytes(count, text):
     assert format_bytes(count) == text
 
 
-def test_readme_shows_the_real_table_and_exit_codes():
+def test_the_docs_show_the_real_table_and_exit_codes():
     from pathlib import Path
 
     from kreassign.cli.commands import OUTCOME_EXIT_CODES
 
-    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
+    readme = Path(__file__).resolve().parents[2].joinpath("docs", "batched-runs.md").read_text()
     assert f"```\n{TABLE}```\n" in readme
     assert OUTCOME_EXIT_CODES == {"complete": 0, "in_progress": 2, "not_at_target": 3}
     for code in (0, 1, 2, 3):
