@@ -25,9 +25,9 @@ from fractions import Fraction
 
 @dataclass(frozen=True)
 class RackHold:
-    """A rack whose total the rack rule fixes away from the level of the other brokers: ``total`` replicas
-    over ``brokers``; ``must`` True: it holds that many at least (each partition keeps ``per_partition``
-    replicas there), False: at most (each partition may put only ``per_partition`` there)."""
+    """A rack whose total the rack rule fixes away from the mean: ``total`` replicas over ``brokers``;
+    ``must`` True: above the mean, it holds what it must (each partition keeps ``per_partition`` replicas
+    there), False: below it, all it may (each partition may put only ``per_partition`` there)."""
 
     rack: str
     brokers: tuple[int, ...]
@@ -89,11 +89,14 @@ def rack_totals(
     free = sum(n for g, n in sizes.items() if g not in fixed)
     level = Fraction(total - sum(fixed.values()), free) if free else None
     holds = []
+    brokers = sum(sizes.values())
     for g in sorted(fixed):
         if level is not None and fixed[g] == level * sizes[g]:
             del fixed[g]  # at the level after all
             continue
-        must = level is None or fixed[g] > level * sizes[g]
+        if fixed[g] * brokers == total * sizes[g]:
+            continue  # held, but at the mean
+        must = fixed[g] * brokers > total * sizes[g]  # above the mean: what it must hold
         per_partition = limits[g][2] if must else limits[g][3]
         holds.append(RackHold(g, (), fixed[g], must, per_partition))
     return fixed, holds
