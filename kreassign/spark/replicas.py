@@ -46,13 +46,13 @@ def _place(
     counts, held_bytes, open_total, total_bytes = stats
     total = sum(counts.values()) + open_total
     fresh = True  # counts describe state
-    fixed = ctx.rack_holds(_replication_factors(state))[0] if ctx.uneven_racks() else {}
+    rack_totals = ctx.rack_holds(_replication_factors(state))[0] if ctx.uneven_racks() else {}
     for _ in range(REPLICA_ROUNDS):
         if not fresh:
             counts, held_bytes, open_total, _ = _broker_stats(state)
             tick("count")
         fresh = False
-        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups(), fixed)
+        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups(), rack_totals)
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
             fresh = True
@@ -97,12 +97,12 @@ def _place(
         )
     if not fresh:
         counts, _, _, _ = _broker_stats(state)
-    if not within_tolerance(ctx, counts, total, fixed):
+    if not within_tolerance(ctx, counts, total, rack_totals):
         final = {
             (r.topic, int(r.partition)): _ints(r.kept)
             for r in state.select("topic", "partition", "kept").toLocalIterator()
         }
-        bands = broker_bands(ctx.brokers, total, ctx.rack_groups(), fixed) if fixed else None
+        bands = broker_bands(ctx.brokers, total, ctx.rack_groups(), rack_totals) if rack_totals else None
         state = _keep(_replace(state, replica_chains(ctx, final, bands), "kept", spark), cached)
         tick("replica chains")
     return state
