@@ -89,6 +89,22 @@ def test_shapes_where_the_bytes_only_placement_moves_fewer(spark, tmp_path, inde
     assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
 
 
+@pytest.mark.parametrize("rf", [2, 3])
+def test_uneven_racks_give_the_local_plan(spark, tmp_path, rf):
+    """Racks of uneven size after a decommission (rack r0 keeps one broker of three): the rack-feasible targets
+    (kreassign.planning.racklimits) are the same in both engines, and so is the plan."""
+    rack_of, rows = cluster(7, 3, 3, 9, 120, rf, topics=4)
+    chosen = [b for b in rack_of if b not in (4, 7)]  # brokers 4 and 7 are on r0, with 1
+    path = write(tmp_path / "snap.jsonl", rack_of, rows)
+    ctx = make_context([(b, rack_of[b]) for b in chosen], None, rows)
+    topics = sorted({t for t, _, _, _ in rows})
+    local = plan_balanced(rows, ctx)
+    assert plan_balanced_spark(path, topics, ctx, session=spark) == local
+    counts = Counter(b for replicas in local.values() for b in replicas)
+    if rf == 3:  # one replica of each partition on r0, all on broker 1; the six others share the rest
+        assert counts[1] == 120 and {counts[b] for b in chosen if b != 1} == {40}
+
+
 def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra: str) -> tuple[str, str]:
     """``--generate --strategy balanced`` over brokers 1..``brokers`` in this process: stdout and stderr."""
     argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine, *extra)
@@ -372,27 +388,12 @@ def test_replicas_on_brokers_gone_give_the_local_plan(spark, tmp_path, extra):
     )
 
 
-@pytest.mark.parametrize("rf", [2, 3])
-def test_uneven_racks_give_the_local_plan(spark, tmp_path, rf):
-    """Racks of uneven size after a decommission (rack r0 keeps one broker of three): the rack-feasible targets
-    (kreassign.planning.racklimits) are the same in both engines, and so are the plan and the report."""
+def test_uneven_racks_give_the_local_plan_and_report_through_the_command_line(spark, tmp_path):
+    """The issue's decommission (12/6/6) from a snapshot: the same stdout and report from both engines."""
     from tests.unit.test_rack_limits import uneven_racks_snapshot
 
-    rack_of, rows = cluster(7, 3, 3, 9, 120, rf, topics=4)
-    chosen = [b for b in rack_of if b not in (4, 7)]  # brokers 4 and 7 are on r0, with 1
-    path = write(tmp_path / "snap.jsonl", rack_of, rows)
-    ctx = make_context([(b, rack_of[b]) for b in chosen], None, rows)
-    topics = sorted({t for t, _, _, _ in rows})
-    local = plan_balanced(rows, ctx)
-    assert plan_balanced_spark(path, topics, ctx, session=spark) == local
-    counts = Counter(b for replicas in local.values() for b in replicas)
-    assert counts[1] == (120 if rf == 3 else max(counts.values()))
-    issue = tmp_path / "issue"
-    issue.mkdir()
-    argv = uneven_racks_snapshot(issue)
-    outputs = {}
-    for engine in ("local", "spark"):
-        outputs[engine] = run_argv([*argv, "--engine", engine])
+    argv = uneven_racks_snapshot(tmp_path)
+    outputs = {engine: run_argv([*argv, "--engine", engine]) for engine in ("local", "spark")}
     assert outputs["spark"][0] == outputs["local"][0]
     assert outputs["spark"][1].replace("engine spark", "engine") == outputs["local"][1].replace(
         "engine local", "engine"
