@@ -82,6 +82,17 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
                 for o in band.outside
             ],
         }
+    if quality.rack_holds:
+        budget["rack_holds"] = [
+            {
+                "rack": h.rack,
+                "brokers": list(h.brokers),
+                "replicas": h.total,
+                "above_mean": h.must,
+                "replicas_per_partition": h.per_partition,
+            }
+            for h in quality.rack_holds
+        ]
     choice = quality.log_dirs
     if choice is not None and choice.volumes:
         budget["log_dirs"] = {

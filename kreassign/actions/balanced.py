@@ -275,12 +275,14 @@ def generate_balanced(
         other_bytes = collected.other_bytes
     volumes = with_volumes(usage)
     other_bytes = unplanned_volume_bytes(rows, volumes, ctx.brokers, other_bytes, max_disk_usage)
+    holds = ctx.rack_holds(Counter(map(len, plan.values())))[1] if ctx.uneven_racks() else []
+    held = [b for hold in holds for b in hold.brokers]
     engine_plan = {key: list(replicas) for key, replicas in plan.items()} if choose_dirs(volumes, ctx.brokers) else None
     for attempt in range(VOLUME_ATTEMPTS):
         fit_disk_capacity(rows, plan, ctx, capacities, other_bytes, max_disk_usage)
         band = None
         if bytes_tolerance is not None:
-            band = balance_bytes(rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage)
+            band = balance_bytes(rows, plan, ctx, bytes_tolerance, capacities, other_bytes, max_disk_usage, held=held)
         spent = None
         if move_budget is not None:
             spent = spend_move_budget(rows, plan, ctx, move_budget, capacities, other_bytes, max_disk_usage)
@@ -308,7 +310,8 @@ def generate_balanced(
     )
     check_volumes(choice, max_disk_usage)
     check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
-    return print_plan(out, current, plan, choice, texts), replace(quality, log_dirs=choice), used
+    quality = replace(quality, log_dirs=choice, rack_holds=tuple(holds))
+    return print_plan(out, current, plan, choice, texts), quality, used
 
 
 def print_plan(
@@ -509,6 +512,8 @@ def _generate_from_file(
         else:
             relieve = False
         band = spreads = spent = None
+        holds = ctx.rack_holds(planner.replication_factors())[1] if ctx.uneven_racks() else []
+        held = [b for hold in holds for b in hold.brokers]
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
         several = choose_dirs(with_volumes(usage), ctx.brokers)
         relieve = relieve or several
@@ -518,16 +523,20 @@ def _generate_from_file(
         if bytes_tolerance is not None and not relieve:
             # bytebalance.balance_bytes changes nothing when every broker is inside the band and no topic's
             # replicas or leaders are 2 or more apart (its topic pass looks at no other topic)
-            held = totals["bytes"][1]
-            _, low, high = band_of(sum(held.get(b, 0) for b in ctx.brokers), len(ctx.brokers), bytes_tolerance)
-            band = unchanged_band(held, ctx.brokers, bytes_tolerance)
+            on = totals["bytes"][1]
+            _, low, high = band_of(sum(on.get(b, 0) for b in ctx.brokers), len(ctx.brokers), bytes_tolerance)
+            band = unchanged_band(on, ctx.brokers, bytes_tolerance)
             assert spreads is not None
-            if any(not low <= held.get(b, 0) <= high for b in ctx.brokers) or any(
-                s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values()
+            if (
+                holds
+                or any(not low <= on.get(b, 0) <= high for b in ctx.brokers)
+                or any(s[1][0] >= 2 or s[3][0] >= 2 for s in spreads.values())
             ):
                 # the stage's topics (planning.scope): a share of them, collected with the totals of the
                 # others; or all of them (None), few enough to collect the plan
-                band = _scoped_stage(planner, ctx, totals, spreads, balance_bytes, tolerance=bytes_tolerance, **disks)
+                band = _scoped_stage(
+                    planner, ctx, totals, spreads, balance_bytes, tolerance=bytes_tolerance, held=held, **disks
+                )
                 relieve = band is None
         if move_budget is not None and not relieve:  # on the scope of the plan the bytes stage left
             spent = _scoped_stage(planner, ctx, totals, spreads, spend_move_budget, budget=move_budget, **disks)
@@ -586,6 +595,7 @@ def _generate_from_file(
             drops=replication_factor is not None,
         )
         check_disk_usage(quality, capacities, other_bytes, max_disk_usage)
+        quality = replace(quality, rack_holds=tuple(holds))
         live = {b.id for b in head.describe_brokers()}
         quoted = {d: q for d in planner.log_dirs() if (q := quote_json_string(d)) != f'"{d}"'}
         heads = [(t, topic_entry_head(t)) for t in sort_topic_names(t for t, n in per_topic.items() if n)]

@@ -37,21 +37,30 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
         f"copied (lower bound {format_bytes(quality.bytes_lower_bound)}), {quality.leaders_changed} leader(s) "
         f"changed, {quality.partitions} partition(s).",
     ]
+    lines += rack_hold_lines(quality)
     band = quality.byte_band
     if band is not None and not band.mean:
         lines.append("Bytes per broker: the partitions' sizes are unknown (0 bytes): not balanced.")
     elif band is not None:
         pct = f"{band.tolerance * 100:g}%"
-        line = f"Bytes per broker: within {pct} of the mean ({format_bytes(band.low)}..{format_bytes(band.high)})"
-        if band.outside:
+        held = [o.broker for o in band.outside if o.reason == "rack rule"]
+        whose = "the mean" if not held else "the mean of the brokers the racks leave free"
+        line = f"Bytes per broker: within {pct} of {whose} ({format_bytes(band.low)}..{format_bytes(band.high)})"
+        others = [o for o in band.outside if o.reason != "rack rule"]
+        if others:
             named = ", ".join(
                 f"{o.broker} ({format_bytes(o.bytes)}: "
                 + (f"holds a replica of {format_bytes(o.largest)}" if o.reason == "large replica" else "no move fits")
                 + ")"
-                for o in band.outside[:5]
+                for o in others[:5]
             )
-            more = f" and {len(band.outside) - 5} more" if len(band.outside) > 5 else ""
-            line += f" but {len(band.outside)} broker(s): {named}{more}"
+            more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+            line += f" but {len(others)} broker(s): {named}{more}"
+        if held and set(held) >= set(quality.brokers):
+            line = "Bytes per broker: what the racks set (above), evened out within each rack"
+        elif held:
+            who = f"broker {held[0]} holds" if len(held) == 1 else f"brokers {_brokers(held)} hold"
+            line += f"; {who} what the racks set (above)"
         lines.append(line + ".")
     choice = quality.log_dirs
     if choice is not None and choice.volumes:
@@ -91,6 +100,39 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
         lines.append(f"Move budget: {used} used ({other}) beyond the plan without a budget.")
     lines.append(f"Balancedness score: {quality.score_before:.1f} -> {quality.score_after:.1f} (of 100)")
     return lines
+
+
+def rack_hold_lines(quality: PlanQuality) -> list[str]:
+    """One sentence per rack the rack rule holds away from the mean: its brokers, their replicas, and why."""
+    replicas = quality.per_broker["replicas"][1]
+    total = sum(replicas.get(b, 0) for b in quality.brokers)
+    mean = f"{round(total / len(quality.brokers), 1):g}" if quality.brokers else "0"
+    lines = []
+    for hold in quality.rack_holds:
+        counts = sorted(replicas.get(b, 0) for b in hold.brokers)
+        held = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
+        one = len(hold.brokers) == 1
+        who = f"broker {hold.brokers[0]} holds" if one else f"brokers {_brokers(hold.brokers)} hold"
+        each = "" if one else " each"
+        side = "above" if hold.must else "below"
+        copies = "a replica" if hold.per_partition == 1 else f"{hold.per_partition} replicas"
+        if hold.must:
+            where = (
+                f"it is the only broker left in rack {hold.rack}"
+                if one
+                else f"they are the only {len(hold.brokers)} brokers left in rack {hold.rack}"
+            )
+            why = f"{where}, and each partition keeps {copies} there"
+        else:
+            why = f"rack {hold.rack} may take only {copies.replace('a replica', 'one replica')} of each partition"
+        lines.append(f"Racks: {who} {held} replicas{each}, {side} the mean of {mean}: {why}.")
+    return lines
+
+
+def _brokers(ids) -> str:
+    """1, 2 and 3."""
+    ids = [str(b) for b in ids]
+    return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + " and " + ids[-1]
 
 
 def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Balanced plan") -> str:

@@ -52,7 +52,7 @@ or ``plan``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kreassign.planning.budget import TopicState
@@ -132,12 +132,16 @@ def balance_bytes(
     other_bytes: Mapping[int, int] | None = None,
     limit: float = 0.8,
     rest: Rest | None = None,
+    held: Collection[int] = (),
 ) -> ByteBand:
     """Brings ``plan`` (changed in place) within the band; ``rows``: the partitions as they are now (topic,
     partition, current replicas, size); ``capacities``, ``other_bytes`` and ``limit`` as for
     :func:`kreassign.planning.capacity.fit_disk_capacity`. The stage looks at the topics of its scope
     (:mod:`kreassign.planning.scope`); ``rest``: given when ``rows`` are those topics' already, what the others
-    add up to."""
+    add up to. ``held``: the brokers of the racks the rack rule holds away from the mean
+    (:meth:`kreassign.planning.context.BalanceContext.rack_holds`): no move of bytes within the rule changes
+    what they hold much, so the band is that of the other brokers, and they are named outside it, for that
+    reason ("rack rule")."""
     if rest is None and (narrowed := narrow(rows, plan, ctx.brokers)) is not None:
         rows, rest = narrowed
     # First each topic's replicas and leaders evened out by swaps that move no more replicas (the budget's
@@ -148,18 +152,27 @@ def balance_bytes(
     state.improve_topic_leaders()
     topic_moves, leader_moves = state.replica_moves, state.leader_moves
     state.budget, state.in_bytes, state.spent = MoveBudget(sys.maxsize, "bytes"), True, 0
-    mean, low, high = band_of(sum(state.bytes.values()), len(ctx.brokers), tolerance)
-    if any(state.size):
-        _Search(state, low, high, mean).run()
+    skip = frozenset(held).intersection(ctx.brokers)
+    free = [b for b in ctx.brokers if b not in skip] if skip else list(ctx.brokers)
+    # the band of the brokers the racks leave free, then, in each rack the rule holds, that of its brokers
+    groups = [free] if free else []
+    for rack in sorted({ctx.group(b) for b in skip}):
+        groups.append([b for b in ctx.brokers if b in skip and ctx.group(b) == rack])
+    for group in groups:
+        mean, low, high = band_of(sum(state.bytes[b] for b in group), len(group), tolerance)
+        if any(state.size) and len(group) > 1:
+            _Search(state, low, high, mean, frozenset(ctx.brokers).difference(group) if skip else skip).run()
+    shown = free or list(ctx.brokers)  # the band reported: the free brokers' (all, when racks hold every one)
+    mean, low, high = band_of(sum(state.bytes[b] for b in shown), len(shown), tolerance)
     state.store(plan)
     outside = []
     for b in ctx.brokers:
-        held = state.bytes[b]
-        if low <= held <= high:
+        on = state.bytes[b]
+        if low <= on <= high and b not in skip:
             continue
         largest = max(max((state.size[p] for p in state.on[b]), default=0), state.rest.largest.get(b, 0))
-        reason = "large replica" if largest > LARGE_SHARE * mean else "no move"
-        outside.append(OutsideBand(b, held, largest, reason))
+        reason = "rack rule" if b in skip else "large replica" if largest > LARGE_SHARE * mean else "no move"
+        outside.append(OutsideBand(b, on, largest, reason))
     return ByteBand(
         tolerance,
         mean,
@@ -174,13 +187,14 @@ def balance_bytes(
 
 
 class _Search:
-    def __init__(self, state: PlanState, low: int, high: int, mean: float) -> None:
+    def __init__(self, state: PlanState, low: int, high: int, mean: float, skip: frozenset[int] = frozenset()) -> None:
         # The search aims at a band narrower by a fortieth of its width each side, so that a broker it brings
         # to the edge of that band is still inside the real one after a later move nudges it.
         self.margin = (high - low) // 40
         self.state, self.low, self.high, self.mean = state, low + self.margin, high - self.margin, mean
         self.band = (low, high)
         self.work = 0
+        self.skip = skip  # brokers the search leaves alone (held by the rack rule)
 
     def off(self, held: int) -> int:
         """How far ``held`` bytes are outside the band."""
@@ -194,7 +208,8 @@ class _Search:
         self.costly, self.partners = False, PARTNERS_TRIED
         self.search()
         low, high = self.band
-        if not low <= self.state.by_bytes[0][0] <= self.state.by_bytes[-1][0] <= high:
+        searched = [held for held, b in self.state.by_bytes if b not in self.skip]
+        if searched and not low <= searched[0] <= searched[-1] <= high:
             # the real band now (no margin): no costly move for a broker inside it
             self.costly, self.low, self.high, self.margin = True, low, high, 0
             self.partners = COSTLY_PARTNERS_TRIED
@@ -202,7 +217,7 @@ class _Search:
 
     def search(self) -> None:
         state, mean = self.state, self.mean
-        stuck: set[int] = set()
+        stuck: set[int] = set(self.skip)
         moved_since = False  # a move since the last time every broker outside the band was stuck
         version: dict[int, int] = {}  # per broker, the moves it took part in
         failed: dict[int, tuple[tuple[int, int], ...]] = {}  # per broker, itself and its partners when it last failed
@@ -213,18 +228,18 @@ class _Search:
             over = self.off(heavy[0]) if heavy is not None and heavy[0] > self.high else 0
             under = self.off(light[0]) if light is not None and light[0] < self.low else 0
             if not over and not under:
-                if not stuck or not moved_since:
+                if len(stuck) <= len(self.skip) or not moved_since:  # none stuck but the skipped
                     return
-                stuck.clear()  # moves since they were stuck may have opened one: another try each
+                stuck = set(self.skip)  # moves since they were stuck may have opened one: another try each
                 moved_since = False
                 continue
             if over >= under:
                 target = heavy[1]  # type: ignore[index]
-                partners = [b for held, b in by_bytes[: self.partners] if held < mean]
+                partners = [b for held, b in self._ends(by_bytes) if held < mean]
                 pairs = [(target, b) for b in partners]
             else:
                 target = light[1]  # type: ignore[index]
-                partners = [b for held, b in reversed(by_bytes[-self.partners :]) if held > mean]
+                partners = [b for held, b in reversed(self._ends(by_bytes, last=True)) if held > mean]
                 pairs = [(a, target) for a in partners]
             signature = tuple((x, version.get(x, 0)) for x in (target, *partners))
             if failed.get(target) == signature:  # nothing it or its partners hold changed since it found no move
@@ -248,6 +263,14 @@ class _Search:
             version[a] = version.get(a, 0) + 1
             version[b] = version.get(b, 0) + 1
             moved_since = True
+
+    def _ends(self, by_bytes: list[tuple[int, int]], last: bool = False) -> list[tuple[int, int]]:
+        """The :attr:`partners` lightest (``last``: heaviest) brokers of ``by_bytes`` the search looks at."""
+        if not self.skip:
+            return by_bytes[-self.partners :] if last else by_bytes[: self.partners]
+        ordered = reversed(by_bytes) if last else iter(by_bytes)
+        ends = [item for item in ordered if item[1] not in self.skip][: self.partners]
+        return ends[::-1] if last else ends
 
     def handover(self, a: int, b: int, x: int, ys: Sequence[int]) -> list[tuple[int, int, int]] | None:
         """For a move that keeps every rule but the leaders' (a partition ``g`` leads goes to ``r``, which leads

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from operator import itemgetter
 
 from kreassign.errors import CommandError
 from kreassign.planning.placement_model import InvalidReplicationFactorError
+from kreassign.planning.racklimits import RackHold, rack_limits, rack_totals
 
 Row = tuple[str, int, tuple[int, ...], int]
 """One partition as planning sees it: topic, partition, current replicas, size in bytes (0 if unknown)."""
@@ -46,6 +47,26 @@ class BalanceContext:
     def rack_groups(self) -> dict[int, str] | None:
         """Broker -> rack, when racks constrain placement (rack awareness on and racks known)."""
         return None if any(r is None for r in self.racks) else self._group  # type: ignore[attr-defined]
+
+    def uneven_racks(self) -> bool:
+        """Do the racks differ in size (only then may the rack rule hold one away from the mean)?"""
+        group_of = self.rack_groups()
+        return group_of is not None and len(set(Counter(group_of.values()).values())) > 1
+
+    def rack_holds(self, rf_counts: Mapping[int, int]) -> tuple[dict[str, int], list[RackHold]]:
+        """The racks the rack rule holds away from the common level of the brokers, for partitions of
+        ``rf_counts`` (replication factor -> partitions): rack -> total, and why
+        (:func:`kreassign.planning.racklimits.rack_totals`); empty without racks and in the usual case."""
+        group_of = self.rack_groups()
+        if group_of is None:
+            return {}, []
+        sizes = dict(Counter(group_of.values()))
+        if len(set(sizes.values())) <= 1:  # racks of one size (or one rack): the mean fits every rack
+            return {}, []
+        total = sum(rf * n for rf, n in rf_counts.items())
+        fixed, holds = rack_totals(sizes, total, rack_limits(sizes, rf_counts, self.rack_cap))
+        members = {h.rack: tuple(b for b in self.brokers if group_of[b] == h.rack) for h in holds}
+        return fixed, [replace(h, brokers=members[h.rack]) for h in holds]
 
     def group(self, broker: int) -> str:
         return self._group[broker]  # type: ignore[attr-defined]

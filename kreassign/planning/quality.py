@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from kreassign.planning.budget import BudgetUse
     from kreassign.planning.bytebalance import ByteBand
     from kreassign.planning.logdirs import LogDirChoice
+    from kreassign.planning.racklimits import RackHold
 
 
 SCORED = ("replicas", "leaders", "bytes", "topic_replica_spread", "topic_leader_spread")
@@ -93,6 +94,7 @@ class PlanQuality:
     byte_band: ByteBand | None = None  # what --bytes-tolerance did (None when the stage did not run)
     bytes_lower_bound: int = 0  # minimum_bytes, or the band's bound when larger (bounds.band_lower_bound)
     log_dirs: LogDirChoice | None = None  # the dirs named for new replicas on JBOD brokers (logdirs.choose_log_dirs)
+    rack_holds: tuple[RackHold, ...] = ()  # racks the rack rule holds away from the mean (racklimits.rack_totals)
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)

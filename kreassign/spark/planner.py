@@ -284,6 +284,13 @@ class SnapshotPlanner:
         self.tick("plan totals")
         return totals
 
+    def replication_factors(self) -> dict[int, int]:
+        """One job: partitions per replication factor of the plan (what the rack limits need)."""
+        assert self.joined is not None
+        rows = self.joined.groupBy(F.size("replicas").alias("rf")).count().collect()
+        self.tick("replication factors")
+        return {int(r.rf): int(r["count"]) for r in rows}
+
     def topic_spreads(self, brokers: Sequence[int]) -> dict[str, list[tuple[int, int, int, int]]]:
         """:func:`kreassign.spark.totals.topic_spreads` of the plan."""
         assert self.joined is not None

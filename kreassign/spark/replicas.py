@@ -19,6 +19,7 @@ from kreassign.planning.balanced.repair import repair_leftovers
 from kreassign.planning.balanced.shed import needy_groups, shed_aim, shed_from_broker
 from kreassign.planning.balanced.targets import counts_targets, within_tolerance
 from kreassign.planning.context import BalanceContext
+from kreassign.planning.racklimits import broker_bands
 from kreassign.spark.counts import _broker_stats
 from kreassign.spark.frames import _grouped, _ints, _keep, _patched, _replace, _small, _table, _Timings
 from kreassign.spark.lookups import _group_codes, _group_of, _TopicCodes
@@ -45,12 +46,13 @@ def _place(
     counts, held_bytes, open_total, total_bytes = stats
     total = sum(counts.values()) + open_total
     fresh = True  # counts describe state
+    rack_totals = ctx.rack_holds(_replication_factors(state))[0] if ctx.uneven_racks() else {}
     for _ in range(REPLICA_ROUNDS):
         if not fresh:
             counts, held_bytes, open_total, _ = _broker_stats(state)
             tick("count")
         fresh = False
-        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
+        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups(), rack_totals)
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not open_total and all(d >= 0 for d in deficits.values()):
             fresh = True
@@ -95,14 +97,21 @@ def _place(
         )
     if not fresh:
         counts, _, _, _ = _broker_stats(state)
-    if not within_tolerance(ctx, counts, total):
+    if not within_tolerance(ctx, counts, total, rack_totals):
         final = {
             (r.topic, int(r.partition)): _ints(r.kept)
             for r in state.select("topic", "partition", "kept").toLocalIterator()
         }
-        state = _keep(_replace(state, replica_chains(ctx, final), "kept", spark), cached)
+        bands = broker_bands(ctx.brokers, total, ctx.rack_groups(), rack_totals) if rack_totals else None
+        state = _keep(_replace(state, replica_chains(ctx, final, bands), "kept", spark), cached)
         tick("replica chains")
     return state
+
+
+def _replication_factors(state: DataFrame) -> dict[int, int]:
+    """One job: :func:`kreassign.planning.balanced.engine.replication_factors` of ``state``."""
+    rf = (F.size("kept") + F.col("vacancies")).alias("rf")
+    return {int(r.rf): int(r["count"]) for r in state.groupBy(rf).count().collect()}
 
 
 def _shed(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import sys
+from collections import Counter
 from pathlib import Path
 
 # ./scripts/test installs the spark extra; without it these tests fail (they are never skipped)
@@ -88,20 +89,27 @@ def test_shapes_where_the_bytes_only_placement_moves_fewer(spark, tmp_path, inde
     assert plan_balanced_spark(path, topics, ctx, session=spark) == plan_balanced(rows, ctx)
 
 
+@pytest.mark.parametrize("rf", [2, 3])
+def test_uneven_racks_give_the_local_plan(spark, tmp_path, rf):
+    """Racks of uneven size after a decommission (rack r0 keeps one broker of three): the rack-feasible targets
+    (kreassign.planning.racklimits) are the same in both engines, and so is the plan."""
+    rack_of, rows = cluster(7, 3, 3, 9, 120, rf, topics=4)
+    chosen = [b for b in rack_of if b not in (4, 7)]  # brokers 4 and 7 are on r0, with 1
+    path = write(tmp_path / "snap.jsonl", rack_of, rows)
+    ctx = make_context([(b, rack_of[b]) for b in chosen], None, rows)
+    topics = sorted({t for t, _, _, _ in rows})
+    local = plan_balanced(rows, ctx)
+    assert plan_balanced_spark(path, topics, ctx, session=spark) == local
+    counts = Counter(b for replicas in local.values() for b in replicas)
+    if rf == 3:  # one replica of each partition on r0, all on broker 1; the six others share the rest
+        assert counts[1] == 120 and {counts[b] for b in chosen if b != 1} == {40}
+
+
 def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra: str) -> tuple[str, str]:
     """``--generate --strategy balanced`` over brokers 1..``brokers`` in this process: stdout and stderr."""
-    import kreassign.cli.app as app
-
-    out, err = io.StringIO(), io.StringIO()
     argv = generate(snapshot, topics, "--strategy", "balanced", "--engine", engine, *extra)
     argv[argv.index("1,2,3,4")] = ",".join(str(b) for b in range(1, brokers + 1))
-    saved = app._stderr
-    app._stderr = err.write
-    try:
-        assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
-    finally:
-        app._stderr = saved
-    return out.getvalue(), err.getvalue()
+    return run_argv(argv)
 
 
 def both_engines(tmp_path: Path, *extra: str):
@@ -378,3 +386,30 @@ def test_replicas_on_brokers_gone_give_the_local_plan(spark, tmp_path, extra):
         for p in gone
         for b, d in zip(p["replicas"], p["log_dirs"], strict=True)
     )
+
+
+def test_uneven_racks_give_the_local_plan_and_report_through_the_command_line(spark, tmp_path):
+    """The issue's decommission (12/6/6) from a snapshot: the same stdout and report from both engines."""
+    from tests.unit.test_rack_limits import uneven_racks_snapshot
+
+    argv = uneven_racks_snapshot(tmp_path)
+    outputs = {engine: run_argv([*argv, "--engine", engine]) for engine in ("local", "spark")}
+    assert outputs["spark"][0] == outputs["local"][0]
+    assert outputs["spark"][1].replace("engine spark", "engine") == outputs["local"][1].replace(
+        "engine local", "engine"
+    )
+    assert "Racks: broker 1 holds 12 replicas" in outputs["local"][1]
+
+
+def run_argv(argv) -> tuple[str, str]:
+    """A command line run in this process: stdout and stderr (it must succeed)."""
+    import kreassign.cli.app as app
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = app._stderr
+    app._stderr = err.write
+    try:
+        assert run([str(a) for a in argv], out=out.write, err=err.write) == 0, out.getvalue()
+    finally:
+        app._stderr = saved
+    return out.getvalue(), err.getvalue()

@@ -8,7 +8,11 @@ Goal, for the partitions of the listed topics and the brokers of ``--broker-list
   least rf racks; the fewest that can fit rf replicas otherwise); without racks (``--disable-rack-aware``
   or no broker has one) every broker is its own rack;
 * replicas per chosen broker end at ``floor(R/B)`` or ``ceil(R/B)`` (R replicas, B brokers), leaders per
-  broker at ``floor(P/B)`` or ``ceil(P/B)`` (P partitions);
+  broker at ``floor(P/B)`` or ``ceil(P/B)`` (P partitions); when racks differ in size and the rack rule
+  holds a rack away from that mean (the only broker left of a rack must hold a replica of every partition),
+  the racks' totals follow what the rule allows (:mod:`kreassign.planning.racklimits`: such a rack holds
+  what it must, or all it may) and the other brokers even out among themselves (within one of their own
+  mean);
 * as few replicas as possible move: a replica stays unless it must leave (broker removed, rack rule,
   replication factor lowered) or its broker is above its target; the brokers with the most kept replicas
   take the ``ceil`` targets. When racks allow it, the replicas moved are exactly the forced moves plus
@@ -24,7 +28,8 @@ the very same functions, per partition, per broker and per topic in parallel, wi
 (per broker, per topic) and the few left-over rows going through the driver:
 
 1. :func:`normalize_partition` (per partition): kept replicas and vacancies.
-2. :func:`counts_targets` (driver, from per-broker counts): replica targets per broker.
+2. :func:`counts_targets` (driver, from per-broker counts, and the racks' totals the rack rule fixes, from
+   the partitions per replication factor): replica targets per broker.
 3. :func:`shed_from_broker` (per broker): which kept replicas leave an over-target broker: from the
    topics it holds most above their even share (``topic_totals``, one sum per topic), and, among
    those, the sizes that bring its bytes to the mean.

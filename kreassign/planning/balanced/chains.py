@@ -20,12 +20,15 @@ CHAIN_SEARCH_LIMIT = 2_000_000
 
 
 def replica_chains(
-    ctx: BalanceContext, replicas: Mapping[tuple[str, int], Sequence[int]]
+    ctx: BalanceContext,
+    replicas: Mapping[tuple[str, int], Sequence[int]],
+    bands: Mapping[int, tuple[int, int]] | None = None,
 ) -> dict[tuple[str, int], tuple[int, ...]]:
     """The last resort when the rounds leave a broker outside floor..ceil of the mean (racks that are
     nearly full): move replicas along chains (a replica of u moves to v, one of v to w ...), see
     :func:`move_along_chains`. Each hop is one more replica moved. Runs on the driver, only when
-    needed; returns the changed partitions."""
+    needed; returns the changed partitions. ``bands``: floor..ceil per broker when the rack rule holds some
+    away from the mean (:func:`kreassign.planning.racklimits.broker_bands`)."""
     state = {key: list(r) for key, r in replicas.items()}
     load = Counter(b for r in state.values() for b in r)
     on: dict[int, list[tuple[str, int]]] = {}
@@ -53,7 +56,7 @@ def replica_chains(
         on.setdefault(v, []).append(key)
         changed[key] = tuple(members)
 
-    move_along_chains(order, load, edges, move)
+    move_along_chains(order, load, edges, move, bands)
     return changed
 
 
@@ -62,18 +65,23 @@ def move_along_chains(
     load: Counter[int],
     edges: Callable[[int], Iterable[tuple[K, int]]],
     move: Callable[[K, int, int], None],
+    bands: Mapping[int, tuple[int, int]] | None = None,
 ) -> None:
     """Even out ``load`` over the brokers of ``order`` to floor..ceil of the mean with shortest chains:
     ``edges(u)`` lists (item, v) where item may pass from u to v; ``move`` applies one hop. First from
-    each broker above the ceil to any below it, then from any above the floor to those below it."""
+    each broker above the ceil to any below it, then from any above the floor to those below it. ``bands``:
+    each broker's own floor..ceil instead (the rack rule holds some away from the mean)."""
     from collections import deque
 
     if not order:
         return
-    floor, extra = divmod(sum(load[b] for b in order), len(order))
-    ceil = floor + (1 if extra else 0)
+    if bands is None:
+        floor, extra = divmod(sum(load[b] for b in order), len(order))
+        bands = dict.fromkeys(order, (floor, floor + (1 if extra else 0)))
+    floors = {b: band[0] for b, band in bands.items()}
+    ceils = {b: band[1] for b, band in bands.items()}
 
-    def chain(starts: Sequence[int], wanted: int) -> bool:
+    def chain(starts: Sequence[int], wanted: Mapping[int, int]) -> bool:
         previous: dict[int, tuple[int, K] | None] = dict.fromkeys(starts)
         queue = deque(starts)
         while queue:
@@ -82,7 +90,7 @@ def move_along_chains(
                 if v in previous:
                     continue
                 previous[v] = (u, item)
-                if load[v] < wanted:
+                if load[v] < wanted[v]:
                     while previous[v] is not None:
                         u, item = previous[v]  # type: ignore[misc]
                         move(item, u, v)
@@ -94,9 +102,9 @@ def move_along_chains(
         return False
 
     for start in order:
-        while load[start] > ceil and chain([start], ceil):
+        while load[start] > ceils[start] and chain([start], ceils):
             pass
-    while any(load[b] < floor for b in order):
-        donors = [b for b in order if load[b] > floor]
-        if not donors or not chain(donors, floor):
+    while any(load[b] < floors[b] for b in order):
+        donors = [b for b in order if load[b] > floors[b]]
+        if not donors or not chain(donors, floors):
             break

@@ -20,6 +20,7 @@ from kreassign.planning.balanced.shed import needy_groups, shed_aim, shed_rank, 
 from kreassign.planning.balanced.targets import counts_targets, within_tolerance
 from kreassign.planning.bounds import minimum_movement
 from kreassign.planning.context import BalanceContext, Row
+from kreassign.planning.racklimits import broker_bands
 
 REPLICA_ROUNDS = 4
 """Shed-and-fill rounds at most: a round can leave a broker above target when two brokers shed the same
@@ -86,8 +87,9 @@ def place_replicas(
     )
     counts: Counter[int] = Counter(chain.from_iterable(map(itemgetter(0), state.values())))
     opened = [key for key, (_, vacancies) in state.items() if vacancies]  # partitions with vacancies
+    fixed = ctx.rack_holds(replication_factors(state.values()))[0] if ctx.uneven_racks() else {}
     for _ in range(REPLICA_ROUNDS):
-        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups())
+        targets = counts_targets(ctx.brokers, counts, total, ctx.rack_groups(), fixed)
         deficits = {b: targets[b] - counts.get(b, 0) for b in ctx.brokers}
         if not opened and all(d >= 0 for d in deficits.values()):
             break
@@ -145,9 +147,16 @@ def place_replicas(
             state[key] = (replicas, 0)
         opened = []
     final = {key: kept for key, (kept, _) in state.items()}
-    if not within_tolerance(ctx, counts, total):
-        final.update(replica_chains(ctx, final))
+    if not within_tolerance(ctx, counts, total, fixed):
+        bands = broker_bands(ctx.brokers, total, ctx.rack_groups(), fixed) if fixed else None
+        final.update(replica_chains(ctx, final, bands))
     return final
+
+
+def replication_factors(normalized: Iterable[tuple[Sequence[int], int]]) -> dict[int, int]:
+    """Partitions per replication factor, from (kept replicas, vacancies) per partition (what the rack
+    limits need, :meth:`kreassign.planning.context.BalanceContext.rack_holds`)."""
+    return dict(Counter(len(kept) + vacancies for kept, vacancies in normalized))
 
 
 def topic_totals(replicas: Iterable[tuple[str, int]]) -> dict[str, int]:

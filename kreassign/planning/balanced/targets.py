@@ -8,10 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kreassign.planning.context import BalanceContext
+from kreassign.planning.racklimits import broker_bands
 
 
 def counts_targets(
-    brokers: Sequence[int], counts: Mapping[int, int], total: int, group_of: Mapping[int, str] | None = None
+    brokers: Sequence[int],
+    counts: Mapping[int, int],
+    total: int,
+    group_of: Mapping[int, str] | None = None,
+    fixed: Mapping[str, int] | None = None,
 ) -> dict[int, int]:
     """Spread ``total`` over ``brokers``: floor or ceil of the mean each, the ceil going to the brokers
     that hold the most now (then the lowest ids), which minimizes what must move.
@@ -38,7 +43,14 @@ def counts_targets(
     return targets
 
 
-def within_tolerance(ctx: BalanceContext, counts: Mapping[int, int], total: int) -> bool:
-    """Does every chosen broker hold floor(total/B) or ceil(total/B)? (Then no chain is needed.)"""
+def within_tolerance(
+    ctx: BalanceContext, counts: Mapping[int, int], total: int, fixed: Mapping[str, int] | None = None
+) -> bool:
+    """Does every chosen broker hold floor(total/B) or ceil(total/B)? (Then no chain is needed.) With ``fixed``
+    (the racks the rack rule holds, :func:`kreassign.planning.racklimits.rack_totals`): the floor or ceil of its
+    rack's share for a broker of such a rack, of the other brokers' share for the others."""
+    if fixed:
+        bands = broker_bands(ctx.brokers, total, ctx.rack_groups(), fixed)
+        return all(low <= counts.get(b, 0) <= high for b, (low, high) in bands.items())
     floor, extra = divmod(total, len(ctx.brokers))
     return all(floor <= counts.get(b, 0) <= floor + (1 if extra else 0) for b in ctx.brokers)
