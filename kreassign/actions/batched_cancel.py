@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kreassign.actions.common import Output, discard
 from kreassign.cluster.port import ClusterPort
-from kreassign.errors import CommandError
+from kreassign.errors import CommandError, KreassignError
 from kreassign.execution.cleanup import restore_order
 from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, how_it_ended, plan_id
 from kreassign.execution.registry import live_runs
@@ -92,8 +92,9 @@ def cancel_runs_of_plan(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[RunCancelled]:
     """The Apache form's first part: every batched run of the plan known here stopped or cleaned up (see the
-    module). Prints nothing on stdout: a journal that cannot be read or a run that does not stop in time is one
-    ``warn`` line, and the Apache cancel goes on (it cancels the reassignments in Kafka itself)."""
+    module). Prints nothing on stdout: a journal that cannot be read, a run that does not stop in time or a
+    clean-up the cluster refuses (through --bootstrap-controller, say) is one ``warn`` line, and the Apache cancel
+    goes on (it cancels the reassignments in Kafka itself)."""
     targets = plan.targets()
     journals = {run.journal.resolve(): Journal(run.journal) for run in live_runs(plan_id(targets))}
     default = default_journal_path(targets)
@@ -102,7 +103,7 @@ def cancel_runs_of_plan(
     for journal in journals.values():
         try:
             result = _cancel_run(port, journal, targets, wait_s, clock, sleep, discard)
-        except CommandError as exc:
+        except KreassignError as exc:  # the run's clean-up failed here: Apache's cancel still runs and prints
             warn(f"kreassign: warning: {exc.message}\n")
             continue
         if result is not None:
