@@ -213,7 +213,7 @@ def test_someone_elses_reassignments_are_left_alone_or_reported(kafka_cluster5, 
         finally:
             proc.kill()
         assert proc.returncode == 1, stdout + stderr
-        assert f"{idle}: is being reassigned by someone else (to [5, 4, 3])" in stdout
+        assert f"{idle}: is being reassigned by someone else (to [5,4,3])" in stdout
         assert idle in port5.list_reassignments(), "their reassignment was left running"
         assert {p: s for p, s in state(port5, ours).items() if p != 2} == {0: ((3, 1), 3), 1: ((4, 2), 4)}
         # our clean-up left the other reassignments' throttles as they were
