@@ -3,4 +3,4 @@
 __version__ = "0.1.0"
 
 #: The Apache Kafka release whose kafka-reassign-partitions contract kreassign keeps.
-KAFKA_COMPAT_VERSION = "4.3.1"
+KAFKA_COMPAT_VERSION = "4.4.0"

@@ -1,6 +1,6 @@
 """The Apache tool's two JSON file formats: parse them with its rules and messages, print its output.
 
-Mirrors ``ReassignPartitionsCommand`` of Apache Kafka 4.3.1 (``parsePartitionReassignmentData``,
+Mirrors ``ReassignPartitionsCommand`` of Apache Kafka 4.4.0 (``parsePartitionReassignmentData``,
 ``parseExecuteAssignmentArgs``, ``parseTopicsData``, ``parseGenerateAssignmentArgs``,
 ``formatAsReassignmentJson``) on top of :mod:`kreassign.javacompat.jackson_reader`, which reads JSON the
 way Kafka's Jackson does. Every error is a :mod:`kreassign.errors` type whose message is the Java exception's

@@ -1,6 +1,6 @@
 """Resolve the pinned Apache Kafka release's jars from Maven Central into a local cache folder.
 
-Two Maven declarations: ``pom.xml`` pins the KRaft release kreassign is compatible with (4.3.1), and
+Two Maven declarations: ``pom.xml`` pins the KRaft release kreassign is compatible with (4.4.0), and
 ``pom-zookeeper.xml`` the ZooKeeper-mode release of the legacy ``--zookeeper`` path (the newest 3.9.x)
 and, resolved with another ``kafka.version``, the last Apache tool that had ``--zookeeper`` (2.8.2).
 Each release lands in ``<cache>/kafka-<version>/libs``.
@@ -60,8 +60,10 @@ def zookeeper_kafka_version() -> str:
 
 
 def pom_for(version: str) -> Path:
-    """The declaration that resolves ``version``: the pinned KRaft release, or a ZooKeeper-era one."""
-    return POM if version == pinned_kafka_version() else ZOOKEEPER_POM
+    """The declaration that resolves ``version``: ``pom.xml`` for 4.x (Log4j 2, kafka-tools), the
+    ZooKeeper-era one (Log4j 1 through reload4j) for 2.x and 3.x. A 4.x broker given the Log4j 1 bindings
+    logs nothing, so its start line is never seen."""
+    return POM if int(version.split(".")[0]) >= 4 else ZOOKEEPER_POM
 
 
 def log4j_options(version: str, *, broker: bool) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""Jackson 2.21's JSON reader as Apache Kafka 4.3.1's tools use it: ``ObjectMapper.readTree(String)``.
+"""Jackson 2.21's JSON reader as Apache Kafka 4.4.0's tools use it: ``ObjectMapper.readTree(String)``.
 
 The Apache ``kafka-reassign-partitions`` tool parses its JSON files with a default Jackson
 ``ObjectMapper.readTree(String)`` (through ``org.apache.kafka.server.util.Json``) and prints Jackson's

@@ -1,4 +1,4 @@
-"""Kafka 2.8's texts for bad JSON input, from the messages of the current (Kafka 4.3.1) readers (pure).
+"""Kafka 2.8's texts for bad JSON input, from the messages of the current (Kafka 4.4.0) readers (pure).
 
 Kafka 2.8 read the same documents with the same rules; what differs is wording: Jackson 2.10 quotes the
 document in error locations (``[Source: (String)"..."; ...]``, the first 500 characters, then
@@ -63,7 +63,7 @@ def _jackson_2_10_position(message: str) -> str:
 
 
 def kafka_2_8_message(message: str, document: str) -> str:
-    """The message Kafka 2.8's tool gives for ``document`` where Kafka 4.3.1's gives ``message``."""
+    """The message Kafka 2.8's tool gives for ``document`` where Kafka 4.4.0's gives ``message``."""
     message = _jackson_2_10_position(message)
     message = message.replace(_REDACTED, f"[Source: {jackson_2_10_source(document)};")
     message = message.replace("[Source: UNKNOWN; byte offset: #UNKNOWN]", "[Source: UNKNOWN; line: -1, column: -1]")
