@@ -133,6 +133,9 @@ class ThrottleWatch:
         self.throttles = throttles
         self.clock = clock
         self._checked = float("-inf")
+        #: whether any broker has answered with a rate of the run: a Kafka 2.4 broker leaves its throttle rates
+        #: out of DescribeConfigs, so on such a cluster a missing rate says nothing and is not watched
+        self._rates_reported = False
 
     def check(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> Removed | None:
         """The first throttle of the run confirmed removed, or None. ``brokers``: those of the steps in flight
@@ -161,7 +164,9 @@ class ThrottleWatch:
         described = self.port.describe_configs(list(dict.fromkeys(r for r, _ in expected.values())))
         missing = set()
         for key, (resource, holds) in expected.items():
-            if not holds(described.get(resource, {}).get(key[1])):
+            if holds(described.get(resource, {}).get(key[1])):
+                self._rates_reported |= resource.type is ResourceType.BROKER
+            elif resource.type is ResourceType.TOPIC or self._rates_reported:
                 missing.add(key)
         for key in sorted(missing):
             if now - self.throttles.written_at.get(key, float("-inf")) >= THROTTLE_CONFIRM_S:

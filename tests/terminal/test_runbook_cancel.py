@@ -2,7 +2,7 @@
 
 The run is a real process under a pseudo-terminal (pexpect, 80 columns: its live panel on stderr), its stdout
 redirected to a file as a runbook does; the other actor is a second real process: the Apache-form ``--cancel``
-without ``--journal-file``, or Apache's own ``kafka-configs`` (kafka.admin.ConfigCommand from the Kafka jars)
+without ``--journal-file``, or Apache's own ``kafka-configs`` (org.apache.kafka.tools.ConfigCommand from the Kafka 4.4.0 jars; kafka.admin.ConfigCommand before 4.4)
 removing a throttle. Either way the run stops as its own --cancel stops it: exit 4, its step in flight
 reverted to the source's exact replica order (Kafka's revert alone keeps the step's order), no step submitted
 again, no throttle left, and the journal says who or what stopped it.
@@ -202,7 +202,7 @@ def test_a_throttle_removed_by_kafka_configs_stops_the_run_at_a_terminal(cluster
         # that serves the copy (the follower rate of broker 3 still holds it back, so the step is still in flight
         # when the run sees the removal: a copy without any throttle would end in a fraction of a second)
         kafka_configs = [
-            *apache_tool_command(main_class="kafka.admin.ConfigCommand"),
+            *apache_tool_command(main_class="org.apache.kafka.tools.ConfigCommand"),
             "--bootstrap-server", bootstrap, "--entity-type", "brokers", "--entity-name", "1", "--alter",
             "--delete-config", "leader.replication.throttled.rate",
         ]  # fmt: skip

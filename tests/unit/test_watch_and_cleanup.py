@@ -486,3 +486,22 @@ def test_a_cancelled_step_that_lagging_metadata_still_shows_under_way_is_not_tak
     assert sim.submitted == [(tp(0), (2, 1, 0)), (tp(0), (0, 1))]
     assert sim.partitions[tp(0)].replicas == [0, 1] and sim.partitions[tp(0)].leader == 0
     assert Journal(tmp_path / "j.json").load().reverted == [tp(0)]
+
+
+def test_brokers_that_never_report_their_throttle_rates_do_not_stop_the_run(tmp_path):
+    """A Kafka 2.4 broker leaves follower/leader.replication.throttled.rate out of DescribeConfigs (seen in the
+    broker matrix): a rate the brokers never show is not taken for one removed by another client, and the run
+    ends (it was cancelled after its first steps before)."""
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 4, size=20 * MB)
+
+    class WithoutRates(Submitted):
+        def describe_configs(self, resources):
+            described = super().describe_configs(resources)
+            return {r: ({} if r.type is ResourceType.BROKER else v) for r, v in described.items()}
+
+    sim.__class__ = WithoutRates
+    targets = {tp(p): (2 + p % 3, 1) for p in range(4)}
+    outcome, _ = run(sim, targets, tmp_path, Limits(partitions=1), Recorder(), throttle=5 * MB)
+    assert outcome.status == "completed", outcome.message
+    assert sim.list_reassignments() == {}

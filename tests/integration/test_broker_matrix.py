@@ -1,0 +1,242 @@
+"""The broker matrix (issue 34): kreassign through --bootstrap-server on every Kafka release operators run.
+
+One small cluster per release (4 brokers, racks rack-a/rack-b, two log dirs each), started from the Maven
+Central jars by the project's harness and stopped before the next release starts: at most one matrix cluster
+runs at a time, and its nodes die with the test process (``die_with_parent``). On each release: --list,
+--generate (rack-aware and --disable-rack-aware), the Apache --execute with --throttle, --verify until clean,
+--additional and --cancel of moves in flight, a batched and throttled --execute to its end, --progress,
+--write-cluster-snapshot and the balanced and leaders plans from it. Where the Apache 4.4.0 tool works
+against the broker, kreassign's stdout and exit code are compared with it. docs/broker-matrix.md is the table.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster
+from kreassign.devcluster.topics import create_topic
+from tests.integration.differential import Outcome, run_apache, run_ours, wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.matrix]
+
+#: (release, mode): the releases of docs/broker-matrix.md
+RELEASES = [
+    ("2.4.1", "zookeeper"),
+    ("2.7.2", "zookeeper"),
+    ("2.8.2", "zookeeper"),
+    ("3.2.3", "zookeeper"),
+    ("3.9.2", "zookeeper"),
+    ("3.3.2", "kraft"),
+    ("3.6.2", "kraft"),
+    ("3.9.2", "kraft"),
+    ("4.0.2", "kraft"),
+    ("4.3.1", "kraft"),
+    ("4.4.0", "kraft"),
+]
+BROKERS = "1,2,3,4"
+#: the heavier flows rotate over a few releases (the time budget of the suite): the oldest, a KRaft 3.x, the newest
+HEAVY = [("2.4.1", "zookeeper"), ("3.6.2", "kraft"), ("4.4.0", "kraft")]
+
+
+def release_id(release: tuple[str, str]) -> str:
+    return f"{release[0]}-{release[1]}"
+
+
+@pytest.fixture(scope="module", params=RELEASES, ids=[release_id(r) for r in RELEASES])
+def matrix_cluster(request, tmp_path_factory) -> Iterator[LocalKafkaCluster]:
+    version, mode = request.param
+    cluster_class = ZooKeeperKafkaCluster if mode == "zookeeper" else LocalKafkaCluster
+    cluster = cluster_class(
+        tmp_path_factory.mktemp(f"matrix-{version}-{mode}"), brokers=4, kafka_version=version, start_timeout=150
+    )
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        # thrown away: killed at once (a ZooKeeper-mode broker's controlled shutdown takes ~18 s each)
+        for node in cluster.broker_nodes:
+            cluster.stop_node(node.node_id, hard=True)
+        cluster.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh_state(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+def kr(cluster: LocalKafkaCluster, *args: str, timeout: float = 240) -> Outcome:
+    result = run_ours(["--bootstrap-server", cluster.bootstrap_servers, *args], timeout=timeout)
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+    return result
+
+
+def apache(cluster: LocalKafkaCluster, *args: str) -> Outcome:
+    return run_apache(["--bootstrap-server", cluster.bootstrap_servers, *args], timeout=240)
+
+
+def same_as_apache(ours: Outcome, theirs: Outcome) -> None:
+    assert (ours.code, ours.stdout) == (theirs.code, theirs.stdout), f"ours: {ours}\nApache 4.4.0: {theirs}"
+
+
+def new_topic(cluster: LocalKafkaCluster, layout: list[list[int]], messages: int = 0, size: int = 100) -> str:
+    name = f"matrix-{uuid.uuid4().hex[:8]}"
+    create_topic(cluster.bootstrap_servers, name, layout, messages=messages, size=size)
+    return name
+
+
+def plan_file(path: Path, topic: str, replicas: list[list[int]]) -> str:
+    partitions = [{"topic": topic, "partition": p, "replicas": r} for p, r in enumerate(replicas)]
+    path.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    return str(path)
+
+
+def verify_until_clean(cluster: LocalKafkaCluster, plan: str) -> Outcome:
+    outcome: list[Outcome] = []
+
+    def clean() -> bool:
+        outcome[:] = [kr(cluster, "--verify", "--reassignment-json-file", plan)]
+        return outcome[0].code == 0 and "in progress" not in outcome[0].stdout
+
+    assert wait_until(clean, timeout=180, interval=1), outcome
+    return outcome[0]
+
+
+def test_list_and_generate(matrix_cluster, tmp_path):
+    topic = new_topic(matrix_cluster, [[1, 2], [2, 3], [3, 4], [4, 1]])
+    listed = kr(matrix_cluster, "--list")
+    assert listed.code == 0 and listed.stdout == "No partition reassignments found.\n", listed
+    same_as_apache(listed, apache(matrix_cluster, "--list"))
+
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    racks = matrix_cluster.broker_racks
+    for extra in ([], ["--disable-rack-aware"]):
+        args = ["--generate", "--topics-to-move-json-file", str(topics), "--broker-list", BROKERS, *extra]
+        ours = kr(matrix_cluster, *args, "--output", "json")
+        assert ours.code == 0, ours
+        proposed = json.loads(ours.stdout)["proposed"]["partitions"]
+        assert sorted(p["partition"] for p in proposed) == [0, 1, 2, 3]
+        for p in proposed:
+            assert len(set(p["replicas"])) == 2 and set(p["replicas"]) <= {1, 2, 3, 4}
+            if not extra:  # rack-aware: one replica on each rack
+                assert {racks[b] for b in p["replicas"]} == {"rack-a", "rack-b"}
+        # the current assignment (the first two lines) is the Apache tool's; the proposal is random in both
+        text, theirs = kr(matrix_cluster, *args), apache(matrix_cluster, *args)
+        assert text.code == theirs.code == 0, theirs
+        assert text.stdout.splitlines()[:2] == theirs.stdout.splitlines()[:2]
+
+
+def test_apache_execute_with_throttle_and_verify_until_clean(matrix_cluster, tmp_path):
+    topic = new_topic(matrix_cluster, [[1, 2], [2, 3]], messages=400, size=500)
+    plan = plan_file(tmp_path / "plan.json", topic, [[3, 4], [4, 1]])
+    executed = kr(matrix_cluster, "--execute", "--reassignment-json-file", plan, "--throttle", "20000000")
+    assert executed.code == 0, executed
+    assert "Warning: You must run --verify periodically, until the reassignment completes" in executed.stdout
+    assert "The inter-broker throttle limit was set to 20000000 B/s" in executed.stdout
+    verify_until_clean(matrix_cluster, plan)
+    # everything done and the throttles gone: both tools print the same
+    same_as_apache(
+        kr(matrix_cluster, "--verify", "--reassignment-json-file", plan),
+        apache(matrix_cluster, "--verify", "--reassignment-json-file", plan),
+    )
+
+
+def test_additional_and_cancel_of_moves_in_flight(matrix_cluster, tmp_path):
+    first = new_topic(matrix_cluster, [[1, 2]], messages=3000, size=1000)
+    second = new_topic(matrix_cluster, [[2, 3]], messages=3000, size=1000)
+    plan_a = plan_file(tmp_path / "a.json", first, [[3, 4]])
+    plan_b = plan_file(tmp_path / "b.json", second, [[4, 1]])
+    started = kr(matrix_cluster, "--execute", "--reassignment-json-file", plan_a, "--throttle", "10000")
+    assert started.code == 0, started
+    more = kr(matrix_cluster, "--execute", "--additional", "--reassignment-json-file", plan_b, "--throttle", "10000")
+    assert more.code == 0, more
+    assert f"Successfully started partition reassignment for {second}-0\n" in more.stdout
+    listed = kr(matrix_cluster, "--list")
+    assert listed.code == 0 and f"{first}-0: replicas: " in listed.stdout and f"{second}-0: replicas: " in listed.stdout
+    same_as_apache(listed, apache(matrix_cluster, "--list"))
+
+    both = tmp_path / "both.json"
+    both.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "partitions": [
+                    {"topic": first, "partition": 0, "replicas": [3, 4]},
+                    {"topic": second, "partition": 0, "replicas": [4, 1]},
+                ],
+            }
+        )
+    )
+    cancelled = kr(matrix_cluster, "--cancel", "--reassignment-json-file", str(both))
+    assert cancelled.code == 0, cancelled
+    assert f"Successfully cancelled partition reassignments for: {first}-0,{second}-0" in cancelled.stdout or (
+        f"Successfully cancelled partition reassignments for: {second}-0,{first}-0" in cancelled.stdout
+    )
+    after = kr(matrix_cluster, "--list")
+    assert after.stdout == "No partition reassignments found.\n", after
+    same_as_apache(after, apache(matrix_cluster, "--list"))
+
+
+def test_batched_execute_with_throttle_to_its_end_and_progress(matrix_cluster, tmp_path):
+    topic = new_topic(matrix_cluster, [[1, 2], [2, 3], [3, 4], [4, 1]], messages=800, size=300)
+    plan = plan_file(tmp_path / "plan.json", topic, [[3, 4], [4, 1], [1, 2], [2, 3]])
+    batched = ["--execute", "--reassignment-json-file", plan, "--max-partition-movements", "2"]
+    batched += ["--throttle", "5000000", "--poll-interval-ms", "300", "--output", "json"]
+    result = kr(matrix_cluster, *batched)
+    assert result.code == 0, result
+    outcome = json.loads(result.stdout)
+    assert (outcome["status"], outcome["partitions_done"], outcome["throttles_restored"]) == ("completed", 4, True)
+    progress = kr(matrix_cluster, "--progress", "--reassignment-json-file", plan, "--output", "json")
+    assert progress.code == 0, progress
+    assert json.loads(progress.stdout)["kind"] == "progress"
+    verified = kr(matrix_cluster, "--verify", "--reassignment-json-file", plan)
+    same_as_apache(verified, apache(matrix_cluster, "--verify", "--reassignment-json-file", plan))
+
+
+def test_snapshot_and_the_balanced_and_leaders_plans_from_it(matrix_cluster, tmp_path):
+    topic = new_topic(matrix_cluster, [[1, 2], [1, 2], [1, 3], [1, 3]], messages=200, size=200)
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    snapshot = tmp_path / "cluster.jsonl"
+    wrote = kr(matrix_cluster, "--write-cluster-snapshot", str(snapshot), "--topics-to-move-json-file", str(topics))
+    assert (wrote.code, wrote.stdout) == (0, ""), wrote
+    assert wrote.stderr.startswith(f"Wrote cluster snapshot {snapshot}: 4 broker(s), 1 topic(s), 4 partition(s).")
+    brokers = [json.loads(line) for line in snapshot.read_text().splitlines() if '"type":"broker"' in line]
+    # DescribeLogDirs reports the volumes' total and usable bytes from Kafka 3.3 on (KIP-827): before, unknown
+    reports_volumes = tuple(int(x) for x in matrix_cluster.kafka_version.split(".")[:2]) >= (3, 3)
+    assert [b["capacity_bytes"] is not None for b in brokers] == [reports_volumes] * 4, brokers
+    for strategy in ("balanced", "leaders"):
+        offline = ["--cluster-snapshot-file", str(snapshot), "--generate", "--strategy", strategy]
+        offline += ["--topics-to-move-json-file", str(topics), "--output", "json"]
+        # leaders keeps the replica sets, so it takes no --broker-list
+        generated = run_ours([*offline, "--broker-list", BROKERS] if strategy == "balanced" else offline)
+        assert generated.code == 0, generated
+        document = json.loads(generated.stdout)
+        assert document["report"]["strategy"] == strategy
+        assert sorted(p["partition"] for p in document["proposed"]["partitions"]) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("matrix_cluster", HEAVY, ids=[release_id(r) for r in HEAVY], indirect=True)
+def test_log_dir_move_where_the_broker_has_two_dirs(matrix_cluster, tmp_path):
+    topic = new_topic(matrix_cluster, [[1, 2]], messages=300, size=200)
+    dirs = matrix_cluster.node(1).log_dirs
+    assert len(dirs) == 2
+    (source,) = [d for d in dirs if (d / f"{topic}-0").is_dir()]
+    (target,) = [d for d in dirs if d != source]
+    plan = tmp_path / "plan.json"
+    partition = {"topic": topic, "partition": 0, "replicas": [1, 2], "log_dirs": [str(target), "any"]}
+    plan.write_text(json.dumps({"version": 1, "partitions": [partition]}))
+    executed = kr(matrix_cluster, "--execute", "--reassignment-json-file", str(plan))
+    assert executed.code == 0, executed
+    done = verify_until_clean(matrix_cluster, str(plan))
+    assert f"Reassignment of replica {topic}-0-1 completed successfully." in done.stdout, done
+    assert (target / f"{topic}-0").is_dir() and not (source / f"{topic}-0").is_dir()
+    same_as_apache(
+        kr(matrix_cluster, "--verify", "--reassignment-json-file", str(plan)),
+        apache(matrix_cluster, "--verify", "--reassignment-json-file", str(plan)),
+    )
