@@ -251,6 +251,26 @@ _SPECS = (
         panel=EXTENSIONS_PANEL,
     ),
     OptionSpec(
+        "sample-rates",
+        Arity.REQUIRED,
+        int,
+        help="kreassign: with --execute and a --throttle, first sample each moved partition's write and read rates "
+        "over this many seconds (Admin calls only: offsets, log sizes, consumer groups' commits) and name the "
+        "moves written at or above their share of the throttle (they would never catch up): a warning on "
+        "stderr for the Apache form, a refusal for a batched run (see --allow-slow-moves).",
+        metavar="SECONDS",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
+        "allow-slow-moves",
+        Arity.FLAG,
+        help="kreassign: a batched --execute with --sample-rates runs even when a move is written at or above "
+        "its share of the throttle (it is named on stderr).",
+        apache=False,
+        panel=EXTENSIONS_PANEL,
+    ),
+    OptionSpec(
         "dry-run",
         Arity.FLAG,
         help="kreassign: with --execute, print the step plan of the batched reassignment and change nothing.",
@@ -535,7 +555,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "topics-regex",
         "exclude-topics",
     ),
-    "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file"),
+    "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file", "sample-rates", "allow-slow-moves"),
     "verify": ("fail-if-incomplete", "output"),
     "cancel": ("journal-file", "output"),
     "list": ("output",),
@@ -573,6 +593,8 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "order",
     "adaptive",
     "dry-run",
+    "sample-rates",
+    "allow-slow-moves",
     "output",
     "journal-file",
     "poll-interval-ms",
