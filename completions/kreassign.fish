@@ -30,6 +30,8 @@ complete -c kreassign -l max-leader-movements -x -d 'At most this many partition
 complete -c kreassign -l max-broker-movements -x -d 'At most this many steps in flight per broker (a step counts against each broker receiving a replica and against the partition\'s leader).'
 complete -c kreassign -l order -x -a 'plan small-first large-first' -d 'Which waiting steps start first (after the steps that copy nothing and the leader movements): \'plan\' (the plan\'s order), \'small-first\' or \'large-first\' (by partition size).'
 complete -c kreassign -l adaptive -d 'Adapt the per-broker limit within [1, --max-broker-movements] to the cluster\'s health (halve on min-ISR, new URPs, offline brokers, stalled copies).'
+complete -c kreassign -l sample-rates -x -d 'With --execute and a --throttle, first sample each moved partition\'s write and read rates over this many seconds (Admin calls only) and name the moves written at or above their share of the throttle: a warning on stderr for the Apache form, a refusal for a batched run (see --allow-slow-moves).'
+complete -c kreassign -l allow-slow-moves -d 'A batched --execute with --sample-rates runs even when a move is written at or above its share of the throttle (it is named on stderr).'
 complete -c kreassign -l dry-run -d 'Print the steps and rounds of the batched run and change nothing.'
 complete -c kreassign -l journal-file -r -F -d 'Where a batched run keeps its journal (for resume, --cancel, --progress); default $XDG_STATE_HOME/kreassign/<plan id>.json.'
 complete -c kreassign -l poll-interval-ms -x -d 'The longest wait between two reads of the cluster by a batched run (it polls sooner while steps end).'

@@ -782,6 +782,12 @@ class SnapshotCluster:
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         raise CommandError(f"{self.source} is a cluster snapshot: it holds no log end offsets")
 
+    def log_start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        raise CommandError(f"{self.source} is a cluster snapshot: it holds no log start offsets")
+
+    def committed_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, dict[str, int]]:
+        raise CommandError(f"{self.source} is a cluster snapshot: it holds no committed offsets")
+
     def snapshot_file(self) -> str | None:
         return self.source if os.path.exists(self.source) else None
 

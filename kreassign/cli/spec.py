@@ -264,6 +264,25 @@ _SPECS = (
         panel=BATCHED_PANEL,
     ),
     OptionSpec(
+        "sample-rates",
+        Arity.REQUIRED,
+        int,
+        help="with --execute and a --throttle, first sample each moved partition's write and read rates over this "
+        "many seconds (Admin calls only) and name the moves written at or above their share of the throttle: a "
+        "warning on stderr for the Apache form, a refusal for a batched run (see --allow-slow-moves).",
+        metavar="SECONDS",
+        apache=False,
+        panel=PROGRESS_PANEL,
+    ),
+    OptionSpec(
+        "allow-slow-moves",
+        Arity.FLAG,
+        help="a batched --execute with --sample-rates runs even when a move is written at or above its share of "
+        "the throttle (it is named on stderr).",
+        apache=False,
+        panel=BATCHED_PANEL,
+    ),
+    OptionSpec(
         "dry-run",
         Arity.FLAG,
         help="print the steps and rounds of the batched run and change nothing.",
@@ -560,7 +579,7 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "topics-regex",
         "exclude-topics",
     ),
-    "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file"),
+    "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file", "sample-rates", "allow-slow-moves"),
     "verify": ("fail-if-incomplete", "output"),
     "cancel": ("journal-file", "output"),
     "list": ("output",),
@@ -598,6 +617,8 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "order",
     "adaptive",
     "dry-run",
+    "sample-rates",
+    "allow-slow-moves",
     "output",
     "journal-file",
     "poll-interval-ms",

@@ -1019,3 +1019,14 @@ class KafkaCluster:
                 self._quorum.close()
             self._quorum = None
         self._admin = None
+
+    # -------------------------------------------------------------------------- traffic sampling
+    def log_start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        from kreassign.cluster import traffic_calls
+
+        return traffic_calls.log_start_offsets(self, partitions)
+
+    def committed_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, dict[str, int]]:
+        from kreassign.cluster import traffic_calls
+
+        return traffic_calls.committed_offsets(self, partitions)

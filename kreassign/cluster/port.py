@@ -199,6 +199,16 @@ class ClusterPort(Protocol):
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
 
+    def log_start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The log start offset of each partition (ListOffsets, earliest: it moves when retention deletes a
+        segment); partitions that cannot be read now are left out. A snapshot holds none (CommandError)."""
+        ...
+
+    def committed_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, dict[str, int]]:
+        """Per partition, the offset each consumer group committed on it (ListGroups, then OffsetFetch of
+        every group); partitions no group committed on are left out. A snapshot holds none (CommandError)."""
+        ...
+
     def replica_sizes(
         self,
         broker_ids: Iterable[int],

@@ -56,6 +56,8 @@ class _Partition:
     copied: dict[int, float] = field(default_factory=dict)  # bytes copied by replicas being added
     original: list[int] | None = None  # set while a reassignment runs
     target: list[int] | None = None
+    start_offset: int = 0  # moves when retention deletes
+    committed: dict[str, int] = field(default_factory=dict)  # consumer group -> committed offset
 
 
 class SimulatedCluster:
@@ -407,6 +409,16 @@ class SimulatedCluster:
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         return {tp: self.partitions[tp].end_offset for tp in partitions}
+
+    def log_start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.partitions[tp].start_offset for tp in partitions if tp in self.partitions}
+
+    def committed_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, dict[str, int]]:
+        return {
+            tp: dict(self.partitions[tp].committed)
+            for tp in partitions
+            if tp in self.partitions and self.partitions[tp].committed
+        }
 
     def replica_sizes(
         self,

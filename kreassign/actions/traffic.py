@@ -1,0 +1,93 @@
+"""Sampling partition traffic over a window with Admin calls only, and naming the moves that cannot catch up
+with their partition's writes at the throttle they will get (``--sample-rates``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from kreassign.cluster.port import ClusterPort
+from kreassign.humanize import format_bytes
+from kreassign.model import TopicPartition, TopicPartitionReplica
+from kreassign.planning.traffic import LogSample, PartitionRates, SlowMove, estimate_rates, slow_moves
+
+
+def _log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
+    described = port.describe_topics(sorted({tp.topic for tp in partitions}))
+    leaders = {
+        TopicPartition(topic, info.partition): info.leader
+        for topic, infos in described.items()
+        for info in infos
+        if info.leader is not None and info.leader >= 0
+    }
+    wanted = [tp for tp in partitions if tp in leaders]
+    sizes = port.replica_sizes(sorted(set(leaders.values())), wanted) if wanted else {}
+    starts = port.log_start_offsets(wanted)
+    ends = port.log_end_offsets(wanted)
+    samples = {}
+    for tp in wanted:
+        if tp in starts and tp in ends:
+            size = sizes.get(TopicPartitionReplica(tp.topic, tp.partition, leaders[tp]))
+            samples[tp] = LogSample(starts[tp], ends[tp], size)
+    return samples
+
+
+def sample_rates(
+    port: ClusterPort,
+    partitions: Iterable[TopicPartition],
+    window_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[TopicPartition, PartitionRates]:
+    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart (the
+    window is the time measured between the two, so slow Admin calls do not skew the rates)."""
+    wanted = list(dict.fromkeys(partitions))
+    if not wanted:
+        return {}
+    began = clock()
+    before = _log_samples(port, wanted)
+    committed_before = port.committed_offsets(wanted)
+    sleep(max(window_s - (clock() - began), 0.0))
+    after = _log_samples(port, wanted)
+    committed_after = port.committed_offsets(wanted)
+    elapsed = max(clock() - began, window_s)
+    return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]
+
+
+def adding_replicas(
+    port: ClusterPort, proposed: Mapping[TopicPartition, Sequence[int]]
+) -> dict[TopicPartition, list[int]]:
+    """Per moved partition, the brokers that will receive a copy (in the proposed list, not in the current)."""
+    described = port.describe_topics(sorted({tp.topic for tp in proposed}))
+    current = {TopicPartition(t, i.partition): set(i.replicas) for t, infos in described.items() for i in infos}
+    adding = {}
+    for tp, replicas in proposed.items():
+        new = [b for b in replicas if b not in current.get(tp, set())]
+        if new:
+            adding[tp] = new
+    return adding
+
+
+def find_slow_moves(
+    port: ClusterPort,
+    proposed: Mapping[TopicPartition, Sequence[int]],
+    throttle: int,
+    window_s: float,
+    concurrent: Mapping[int, int] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[SlowMove]:
+    """The moves of ``proposed`` whose partition is written at or above the throttle share its copy gets."""
+    adding = adding_replicas(port, proposed)
+    if not adding or throttle <= 0:
+        return []
+    rates = sample_rates(port, adding, window_s, sleep=sleep)
+    writes = {tp: r.write_bytes_per_s for tp, r in rates.items()}
+    return slow_moves(adding, writes, throttle, concurrent)
+
+
+def slow_move_line(move: SlowMove) -> str:
+    """``t-0 is written at 2.0 MB/s, at or above its 1.0 MB/s share of the throttle on broker 3``."""
+    return (
+        f"{move.partition} is written at {format_bytes(move.write_bytes_per_s)}/s, at or above its "
+        f"{format_bytes(move.share_bytes_per_s)}/s share of the throttle on broker {move.broker}"
+    )

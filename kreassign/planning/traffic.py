@@ -1,0 +1,171 @@
+"""Traffic rates of partitions from what any Admin client may read, and which moves cannot catch up.
+Standard library only: samples in, rates out.
+
+A sample of a partition is its log start and end offsets (ListOffsets earliest / latest) and the size of its
+leader's replica (DescribeLogDirs); two samples ``window_s`` seconds apart give
+
+* the bytes written per second: the growth of the log's size over the window when the log lost no segment
+  (the start offset did not move), else the messages appended (end offset rate) times the bytes per message
+  of the log (its size over its offset span);
+* the bytes read per second by consumer groups: for each group that committed an offset at both ends of the
+  window, the committed-offset rate times the bytes per message, summed over groups.
+
+Limits (also in the user docs): the bytes are the on-disk (compressed) bytes, which is what replication
+copies; a window shorter than the bursts sees a burst or a lull; a group that does not commit, or commits
+less often than the window, reads nothing here; a leader moving during the window makes the two sizes those
+of two replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LogSample:
+    """One partition at one moment: log start and end offsets, and its leader's log size in bytes (None or
+    negative: unknown)."""
+
+    start: int
+    end: int
+    size: int | None = None
+
+    @property
+    def known_size(self) -> int | None:
+        return self.size if self.size is not None and self.size >= 0 else None
+
+
+@dataclass(frozen=True)
+class PartitionRates:
+    """What the window showed of one partition; ``notes`` says what the estimate did about an edge case."""
+
+    write_bytes_per_s: float
+    read_bytes_per_s: float
+    bytes_per_message: float | None
+    notes: tuple[str, ...] = ()
+
+
+def bytes_per_message(sample: LogSample) -> float | None:
+    """The log's mean bytes per message (offsets, so per record of a batch): size over offset span;
+    None for an empty log or an unknown size."""
+    span = sample.end - sample.start
+    size = sample.known_size
+    if span <= 0 or size is None:
+        return None
+    return size / span
+
+
+def _mean_bytes_per_message(before: LogSample, after: LogSample) -> float | None:
+    later = bytes_per_message(after)
+    return later if later is not None else bytes_per_message(before)
+
+
+def write_rate(before: LogSample, after: LogSample, window_s: float) -> tuple[float, float | None, tuple[str, ...]]:
+    """Bytes written per second over the window, the bytes per message used, and notes."""
+    if window_s <= 0:
+        raise ValueError("the sampling window must be longer than 0 seconds")
+    if after.end < before.end:
+        return 0.0, None, ("offsets reset during the window (the log was deleted or truncated): rate unknown, 0",)
+    messages = after.end - before.end
+    per_message = _mean_bytes_per_message(before, after)
+    if messages == 0:
+        return 0.0, per_message, ()
+    notes: tuple[str, ...] = ()
+    size_before, size_after = before.known_size, after.known_size
+    if after.start == before.start and size_before is not None and size_after is not None:
+        if size_after >= size_before:
+            return (size_after - size_before) / window_s, per_message, ()
+    elif after.start > before.start:
+        notes = (
+            f"retention deleted {after.start - before.start} messages during the window: "
+            "rate from the offsets appended times the bytes per message",
+        )
+    if per_message is None:
+        return 0.0, None, (*notes, f"{messages} messages appended but their size is unknown: rate 0")
+    return messages * per_message / window_s, per_message, notes
+
+
+def read_rate(
+    committed_before: Mapping[str, int],
+    committed_after: Mapping[str, int],
+    per_message: float | None,
+    window_s: float,
+) -> tuple[float, tuple[str, ...]]:
+    """Bytes read per second by the groups that committed at both ends of the window (``group -> offset``)."""
+    if window_s <= 0:
+        raise ValueError("the sampling window must be longer than 0 seconds")
+    consumed = 0
+    notes: list[str] = []
+    for group, after in sorted(committed_after.items()):
+        before = committed_before.get(group)
+        if before is None or before < 0 or after < 0:
+            continue
+        if after < before:
+            notes.append(f"group {group} moved its offset back during the window: not counted")
+            continue
+        consumed += after - before
+    if consumed and per_message is None:
+        notes.append(f"{consumed} messages read but their size is unknown: rate 0")
+        return 0.0, tuple(notes)
+    return (consumed * per_message / window_s if consumed else 0.0), tuple(notes)
+
+
+def estimate_rates(
+    before: Mapping[object, LogSample],
+    after: Mapping[object, LogSample],
+    committed_before: Mapping[object, Mapping[str, int]],
+    committed_after: Mapping[object, Mapping[str, int]],
+    window_s: float,
+) -> dict[object, PartitionRates]:
+    """Rates of every partition sampled at both ends of the window (keys: partitions)."""
+    rates = {}
+    for tp, last in after.items():
+        first = before.get(tp)
+        if first is None:
+            continue
+        written, per_message, notes = write_rate(first, last, window_s)
+        read, read_notes = read_rate(committed_before.get(tp, {}), committed_after.get(tp, {}), per_message, window_s)
+        rates[tp] = PartitionRates(written, read, per_message, notes + read_notes)
+    return rates
+
+
+@dataclass(frozen=True)
+class SlowMove:
+    """A move whose partition is written at least as fast as the throttle share its copy gets."""
+
+    partition: object
+    write_bytes_per_s: float
+    share_bytes_per_s: float
+    broker: int
+
+
+def slow_moves(
+    adding: Mapping[object, Iterable[int]],
+    write_rates: Mapping[object, float],
+    throttle_bytes_per_s: float,
+    concurrent: Mapping[int, int] | None = None,
+) -> list[SlowMove]:
+    """Moves (partition -> brokers receiving a copy) whose copy cannot catch up with the writes.
+
+    The throttle is per broker: a broker receiving k copies at once gives each about throttle / k. Without
+    ``concurrent`` every move starts at once (the Apache --execute): k is the number of copies each broker
+    receives in ``adding``; a batched run passes its own limit of copies per broker. Sorted by partition."""
+    if throttle_bytes_per_s <= 0:
+        return []
+    receiving: dict[int, int] = {}
+    for brokers in adding.values():
+        for b in set(brokers):
+            receiving[b] = receiving.get(b, 0) + 1
+    slow = []
+    for tp, brokers in adding.items():
+        rate = write_rates.get(tp, 0.0)
+        if rate <= 0:
+            continue
+        for b in sorted(set(brokers)):
+            k = receiving[b] if concurrent is None else max(1, min(receiving[b], concurrent.get(b, receiving[b])))
+            share = throttle_bytes_per_s / k
+            if rate >= share:
+                slow.append(SlowMove(tp, rate, share, b))
+                break
+    return slow
