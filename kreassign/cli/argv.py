@@ -198,7 +198,7 @@ def _not_required(action: str, parsed: ParsedArgs) -> tuple[str, ...]:
 
 
 AT_LEAST_ONE = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
-AT_LEAST_ONE += ("poll-interval-ms", "stall-timeout-ms", "replication-factor")
+AT_LEAST_ONE += ("poll-interval-ms", "stall-timeout-ms", "replication-factor", "sample-rates")
 """kreassign's own whole-number options that count something: 1 or more."""
 
 
