@@ -10,6 +10,7 @@ from kreassign.cluster.port import ClusterPort
 from kreassign.humanize import format_bytes
 from kreassign.model import TopicPartition, TopicPartitionReplica
 from kreassign.planning.traffic import LogSample, PartitionRates, SlowMove, estimate_rates, slow_moves
+from kreassign.snapshot import ClusterSnapshot, with_rates
 
 
 def _log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
@@ -52,6 +53,32 @@ def sample_rates(
     committed_after = port.committed_offsets(wanted)
     elapsed = max(clock() - began, window_s)
     return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]
+
+
+def snapshot_rates(
+    port: ClusterPort,
+    snapshot: ClusterSnapshot,
+    window_s: int,
+    err: Callable[[str], object],
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[ClusterSnapshot, str]:
+    """``--write-cluster-snapshot --sample-rates``: the snapshot with the rates of its partitions sampled over
+    ``window_s`` seconds, and the words the closing stderr line adds. What the estimate did about an edge
+    case (retention deleting, offsets reset) is a warning on stderr, the first few of them."""
+    partitions = [TopicPartition(name, p.partition) for name, t in snapshot.topics.items() for p in t.partitions]
+    err(f"Sampling the write and read rates of {len(partitions)} partition(s) over {window_s} s.\n")
+    rates = sample_rates(port, partitions, window_s, sleep=sleep, clock=clock)
+    notes = [f"{tp}: {note}" for tp, r in sorted(rates.items()) for note in r.notes]
+    for note in notes[:_NOTES_SHOWN]:
+        err(f"kreassign: warning: {note}\n")
+    if len(notes) > _NOTES_SHOWN:
+        err(f"kreassign: warning: and {len(notes) - _NOTES_SHOWN} more such notes.\n")
+    recorded = {tp: (r.write_bytes_per_s, r.read_bytes_per_s) for tp, r in rates.items()}
+    return with_rates(snapshot, recorded), f", rates of {len(recorded)} sampled over {window_s} s"
+
+
+_NOTES_SHOWN = 5
 
 
 def adding_replicas(
