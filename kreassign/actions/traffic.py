@@ -40,8 +40,10 @@ def sample_rates(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[TopicPartition, PartitionRates]:
-    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart (the
-    window is the time measured between the two, so slow Admin calls do not skew the rates)."""
+    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart. The
+    window is the time measured from the start of the first round of Admin calls to the start of the second:
+    each value is read at the same point of its round, so slow calls neither lengthen nor shorten it (the
+    end of the second round would add that round's duration)."""
     wanted = list(dict.fromkeys(partitions))
     if not wanted:
         return {}
@@ -49,9 +51,10 @@ def sample_rates(
     before = _log_samples(port, wanted)
     committed_before = port.committed_offsets(wanted)
     sleep(max(window_s - (clock() - began), 0.0))
+    second = clock()
     after = _log_samples(port, wanted)
     committed_after = port.committed_offsets(wanted)
-    elapsed = max(clock() - began, window_s)
+    elapsed = max(second - began, 1e-3)
     return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]
 
 
