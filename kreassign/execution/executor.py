@@ -142,7 +142,7 @@ class BatchedExecutor:
         self.clock = clock
         self.sleep = sleep
         self.throttles = ThrottleLifecycle(port, state.recorded_throttles, clock)
-        self.throttle_watch = ThrottleWatch(port, self.throttles, clock)
+        self.throttle_watch = ThrottleWatch(port, self.throttles, clock, reporter.event)
         self.cancelled_by_others: dict[TopicPartition, Step] = {}  # steps another client cancelled
         self._stop: str | None = None  # why the run stops as if cancelled (a change made by another client)
         self.touched: set[TopicPartition] = set()  # partitions this run started (or adopted) a step of

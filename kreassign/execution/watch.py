@@ -125,17 +125,34 @@ class Removed:
         return f"throttle config {self.what} removed by another client"
 
 
-class ThrottleWatch:
-    """Reads the run's throttles back every THROTTLE_CHECK_S and reports those removed by another client."""
+RATES_NOT_REPORTED = (
+    "The brokers report none of this run's throttle rates (Kafka 2.4 brokers leave "
+    f"{LEADER_THROTTLED_RATE} and {FOLLOWER_THROTTLED_RATE} out of DescribeConfigs): the run watches its topic "
+    "throttles only, and would not notice another client removing a rate"
+)
+"""Said once per run (stderr) when the brokers never show the rates the run set (the broker matrix, Kafka 2.4)."""
 
-    def __init__(self, port: ClusterPort, throttles: ThrottleLifecycle, clock: Callable[[], float]) -> None:
+
+class ThrottleWatch:
+    """Reads the run's throttles back every THROTTLE_CHECK_S and reports those removed by another client.
+    ``event`` tells the user (stderr) what the watch cannot see: once, when the brokers never report the rates."""
+
+    def __init__(
+        self,
+        port: ClusterPort,
+        throttles: ThrottleLifecycle,
+        clock: Callable[[], float],
+        event: Callable[[str], None] = lambda message: None,
+    ) -> None:
         self.port = port
         self.throttles = throttles
         self.clock = clock
+        self.event = event
         self._checked = float("-inf")
         #: whether any broker has answered with a rate of the run: a Kafka 2.4 broker leaves its throttle rates
         #: out of DescribeConfigs, so on such a cluster a missing rate says nothing and is not watched
         self._rates_reported = False
+        self._told_rates_not_reported = False
 
     def check(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> Removed | None:
         """The first throttle of the run confirmed removed, or None. ``brokers``: those of the steps in flight
@@ -171,7 +188,18 @@ class ThrottleWatch:
         for key in sorted(missing):
             if now - self.throttles.written_at.get(key, float("-inf")) >= THROTTLE_CONFIRM_S:
                 return Removed(f"{key[1]} of {key[0]}")
+        self._tell_if_rates_not_reported(
+            [key for key, (resource, _) in expected.items() if resource.type is ResourceType.BROKER], now
+        )
         return None
+
+    def _tell_if_rates_not_reported(self, rates: list[tuple[str, str]], now: float) -> None:
+        """Once per run: the rates were written long enough ago to show, and no broker ever showed one."""
+        if self._rates_reported or self._told_rates_not_reported or not rates:
+            return
+        if all(now - self.throttles.written_at.get(key, float("-inf")) >= THROTTLE_CONFIRM_S for key in rates):
+            self._told_rates_not_reported = True
+            self.event(RATES_NOT_REPORTED)
 
 
 def _holds(mine: set[str]) -> Callable[[str | None], bool]:

@@ -5,22 +5,30 @@ Central jars by the project's harness and stopped before the next release starts
 runs at a time, and its nodes die with the test process (``die_with_parent``). On each release: --list,
 --generate (rack-aware and --disable-rack-aware), the Apache --execute with --throttle, --verify until clean,
 --additional and --cancel of moves in flight, a batched and throttled --execute to its end, --progress,
---write-cluster-snapshot and the balanced and leaders plans from it. Where the Apache 4.4.0 tool works
+--write-cluster-snapshot and the balanced and leaders plans from it; on a few releases (``HEAVY``) a log-dir
+move and a batched run cancelled from a second shell. Where the Apache 4.4.0 tool works
 against the broker, kreassign's stdout and exit code are compared with it. docs/broker-matrix.md is the table.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from kreassign.cluster.kafka import KafkaCluster
 from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster
 from kreassign.devcluster.topics import create_topic
+from kreassign.execution.watch import RATES_NOT_REPORTED
+from kreassign.model import TopicPartition
 from tests.integration.differential import Outcome, run_apache, run_ours, wait_until
+from tests.terminal.screen import remove_throttles, throttles_once_applied
 
 pytestmark = [pytest.mark.integration, pytest.mark.matrix]
 
@@ -240,3 +248,110 @@ def test_log_dir_move_where_the_broker_has_two_dirs(matrix_cluster, tmp_path):
         kr(matrix_cluster, "--verify", "--reassignment-json-file", str(plan)),
         apache(matrix_cluster, "--verify", "--reassignment-json-file", str(plan)),
     )
+
+
+#: the batched run cancelled from a second shell: two partitions, each moving one replica (one step each)
+CANCELLED_SOURCE = [[1, 2], [2, 3]]
+CANCELLED_TARGET = [[3, 2], [4, 3]]
+
+
+class BatchedRun:
+    """A topic of two partitions, each moving one replica (one step each, both in flight at once), and the
+    batched, throttled --execute of its plan running in the background with its own default state folder
+    (a fresh XDG_STATE_HOME, no --journal-file), as ``kreassign ... > out 2> err &``."""
+
+    def __init__(self, cluster: LocalKafkaCluster, folder: Path) -> None:
+        folder.mkdir()
+        self.cluster, self.folder = cluster, folder
+        # 2 MB a partition: a follower's first fetch (1 MB) passes the throttle, the rest takes ~100 s at 10 KB/s
+        self.topic = new_topic(cluster, CANCELLED_SOURCE, messages=4000, size=1000)
+        self.plan = plan_file(folder / "plan.json", self.topic, CANCELLED_TARGET)
+        self.env = {**os.environ, "XDG_STATE_HOME": str(folder / "state")}
+        self.env.pop("KREASSIGN_DEBUG", None)
+        args = ["--bootstrap-server", cluster.bootstrap_servers, "--execute", "--reassignment-json-file", self.plan]
+        args += ["--max-partition-movements", "2", "--throttle", "10000", "--poll-interval-ms", "200"]
+        with open(folder / "run.out", "w") as out, open(folder / "run.err", "w") as err:
+            self.run = subprocess.Popen(
+                [sys.executable, "-m", "kreassign", *args], stdout=out, stderr=err, env=self.env, cwd=folder
+            )
+
+    def second_shell(self, *args: str) -> subprocess.CompletedProcess:
+        """kreassign as the Apache tool's drop-in, in a second process sharing the run's state folder."""
+        command = [sys.executable, "-m", "kreassign", "--bootstrap-server", self.cluster.bootstrap_servers, *args]
+        return subprocess.run(command, capture_output=True, text=True, env=self.env, cwd=self.folder, timeout=240)
+
+    def partitions(self) -> list[TopicPartition]:
+        return [TopicPartition(self.topic, p) for p in range(len(CANCELLED_SOURCE))]
+
+    def copying(self, port: KafkaCluster) -> bool:
+        """Both steps in flight, under the run's topic throttles."""
+        moving = port.list_reassignments(self.partitions())
+        applied = throttles_once_applied(port, [1, 2, 3, 4], [self.topic], settle=0)
+        return set(moving) == set(self.partitions()) and f"topic:{self.topic}" in applied
+
+    def layout(self, port: KafkaCluster) -> list[list[int]]:
+        return [list(p.replicas) for p in port.describe_topics([self.topic])[self.topic]]
+
+    def stderr(self) -> str:
+        return (self.folder / "run.err").read_text()
+
+    def outputs(self) -> str:
+        return "".join(f"--- {name}\n{(self.folder / name).read_text()}" for name in ("run.out", "run.err"))
+
+    def close(self, port: KafkaCluster) -> None:
+        if self.run.poll() is None:
+            self.run.kill()
+            self.run.wait()
+        port.alter_reassignments(dict.fromkeys(port.list_reassignments(self.partitions()), None))
+        remove_throttles(port, [1, 2, 3, 4], [self.topic])
+
+
+@pytest.mark.parametrize("matrix_cluster", HEAVY, ids=[release_id(r) for r in HEAVY], indirect=True)
+def test_batched_execute_cancelled_from_a_second_shell(matrix_cluster, tmp_path):
+    """A batched run cancelled by kreassign's Apache-form --cancel from a second shell, then a run of the same
+    shape cancelled by the Apache 4.4.0 tool (one after the other: each --cancel clears every broker's
+    throttle rates, which would stop a run beside it): both print the same, and both runs stop (exit 4) with
+    their partitions back on their original replicas, in their order, and no throttle left. On Kafka 2.4 each
+    run says once on stderr that it cannot watch its throttle rates."""
+    lacks_rates = matrix_cluster.kafka_version.startswith("2.4.")
+    port = KafkaCluster(bootstrap_servers=matrix_cluster.bootstrap_servers)
+    runs: list[BatchedRun] = []
+    cancels: list[Outcome] = []
+    try:
+        for name in ("kreassign", "apache"):
+            run = BatchedRun(matrix_cluster, tmp_path / name)
+            runs.append(run)
+            assert wait_until(lambda run=run: run.run.poll() is not None or run.copying(port), timeout=120)
+            assert run.run.poll() is None, f"the run ended before it was cancelled: {run.outputs()}"
+            if lacks_rates:  # said once the rates have had time to show
+                assert wait_until(lambda run=run: RATES_NOT_REPORTED in run.stderr(), timeout=60), run.outputs()
+            cancel = ["--cancel", "--reassignment-json-file", run.plan]
+            if name == "kreassign":
+                done = run.second_shell(*cancel)
+                cancels.append(Outcome(done.returncode, done.stdout, done.stderr))
+            else:
+                cancels.append(apache(matrix_cluster, *cancel))
+            assert run.run.wait(timeout=180) == 4, run.outputs()
+            assert run.layout(port) == CANCELLED_SOURCE, run.outputs()
+            assert port.list_reassignments(run.partitions()) == {}
+            assert throttles_once_applied(port, [1, 2, 3, 4], [run.topic]) == {}, run.outputs()
+            # Kafka 2.4's brokers leave the throttle rates out of DescribeConfigs: one line on stderr for the
+            # whole run (it polled every 200 ms), never on stdout; on the other releases, none
+            said = f"kreassign: {RATES_NOT_REPORTED}\n"
+            assert run.stderr().count(said) == (1 if lacks_rates else 0), run.outputs()
+            assert RATES_NOT_REPORTED not in (run.folder / "run.out").read_text()
+        ours, theirs = cancels
+        assert theirs.stdout.startswith(
+            f"Successfully cancelled partition reassignments for: {runs[1].topic}-0,{runs[1].topic}-1\n"
+        ), theirs
+        assert (ours.code, ours.stdout.replace(runs[0].topic, "TOPIC")) == (
+            theirs.code,
+            theirs.stdout.replace(runs[1].topic, "TOPIC"),
+        ), ours.stderr
+        assert ours.code == 0
+        # kreassign's own account of what it did is on stderr: it stopped the run of this plan
+        assert "kreassign: stopped the batched run of this plan (pid " in ours.stderr, ours.stderr
+    finally:
+        for run in runs:
+            run.close(port)
+        port.close()

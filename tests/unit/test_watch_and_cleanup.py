@@ -14,7 +14,7 @@ from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceTyp
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.execution.journal import Journal
 from kreassign.execution.registry import live_runs, register, registry_dir, unregister
-from kreassign.execution.watch import METADATA_LAG_ALLOWANCE, Ended, ended_step
+from kreassign.execution.watch import METADATA_LAG_ALLOWANCE, RATES_NOT_REPORTED, Ended, ended_step
 from kreassign.model import Broker, PartitionInfo, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits, Step
 
@@ -491,7 +491,7 @@ def test_a_cancelled_step_that_lagging_metadata_still_shows_under_way_is_not_tak
 def test_brokers_that_never_report_their_throttle_rates_do_not_stop_the_run(tmp_path):
     """A Kafka 2.4 broker leaves follower/leader.replication.throttled.rate out of DescribeConfigs (seen in the
     broker matrix): a rate the brokers never show is not taken for one removed by another client, and the run
-    ends (it was cancelled after its first steps before)."""
+    ends (it was cancelled after its first steps before). The run says once that it cannot watch the rates."""
     sim = cluster()
     sim.add_topic("t", [(0, 1)] * 4, size=20 * MB)
 
@@ -502,6 +502,20 @@ def test_brokers_that_never_report_their_throttle_rates_do_not_stop_the_run(tmp_
 
     sim.__class__ = WithoutRates
     targets = {tp(p): (2 + p % 3, 1) for p in range(4)}
-    outcome, _ = run(sim, targets, tmp_path, Limits(partitions=1), Recorder(), throttle=5 * MB)
+    reporter = Recorder()
+    outcome, out = run(sim, targets, tmp_path, Limits(partitions=1), reporter, throttle=5 * MB)
     assert outcome.status == "completed", outcome.message
     assert sim.list_reassignments() == {}
+    # one line, for the whole run (it polled many times), never on stdout
+    assert reporter.events.count(RATES_NOT_REPORTED) == 1, reporter.events
+    assert RATES_NOT_REPORTED not in out
+
+
+def test_brokers_that_report_their_throttle_rates_are_not_said_to_lack_them(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 4, size=20 * MB)
+    targets = {tp(p): (2 + p % 3, 1) for p in range(4)}
+    reporter = Recorder()
+    outcome, _ = run(sim, targets, tmp_path, Limits(partitions=1), reporter, throttle=5 * MB)
+    assert outcome.status == "completed", outcome.message
+    assert RATES_NOT_REPORTED not in reporter.events
