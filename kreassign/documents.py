@@ -208,6 +208,7 @@ def _replica_progress(row: ReplicaProgress) -> dict[str, Any]:
         "bytes_behind": row.bytes_behind,
         "rate_bytes_per_s": None if row.rate_bytes_per_s is None else round(row.rate_bytes_per_s, 1),
         "eta_s": None if row.eta_s is None else round(row.eta_s, 1),
+        "write_bytes_per_s": None if row.write_bytes_per_s is None else round(row.write_bytes_per_s, 1),
     }
 
 
@@ -234,6 +235,8 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
             "bytes_to_copy": report.bytes_left,
             "eta_s": None if eta.seconds is None else round(eta.seconds, 1),
             "eta_bound_by_throttle": eta.bound,
+            "write_bytes_per_s": None if report.write_rate is None else round(report.write_rate, 1),
+            "copy_slower_than_writes": eta.losing,
         },
         partitions=[
             {

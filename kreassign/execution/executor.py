@@ -813,9 +813,15 @@ class BatchedExecutor:
     # ---------------------------------------------------------------- progress
     def _progress(self) -> Progress:
         now = self.clock()
-        self.meter.sample(now, {tp: m.step for tp, m in self.moving.items()}, self._live)
+        serving = {tp: m.serving for tp, m in self.moving.items()}
+        self.meter.sample(now, {tp: m.step for tp, m in self.moving.items()}, self._live, serving)
         copies = {tp: (m.step.adding, m.serving) for tp, m in self.moving.items() if m.step.adding}
-        eta = self.meter.eta(throttle_of_copies(self.state.throttle, copies))
+        in_sync = {
+            tp: (m.serving, len(set(m.step.source) - {m.serving}))
+            for tp, m in self.moving.items()
+            if m.serving is not None
+        }
+        eta = self.meter.eta(throttle_of_copies(self.state.throttle, copies, self.meter.leader_load(in_sync)))
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"
@@ -840,6 +846,8 @@ class BatchedExecutor:
             rate=self.meter.rate,
             eta=eta.seconds,
             eta_bound=eta.bound,
+            eta_losing=eta.losing,
+            write_rate=self.meter.write_rate,
             elapsed=now - self._started,
             notes=notes,
         )
