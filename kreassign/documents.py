@@ -350,9 +350,11 @@ def batched_outcome_document(
     rollback_json: str,
     warnings: Sequence[str],
     limit_changes: Sequence[Mapping[str, object]] = (),
+    falling_behind: Sequence[Any] = (),
 ) -> dict[str, object]:
     """The final result of a batched --execute (``outcome``: a ``kreassign.execution.outcome.Outcome``;
-    ``limit_changes``: the per-broker limit's changes under --adaptive)."""
+    ``limit_changes``: the per-broker limit's changes under --adaptive; ``falling_behind``: the
+    ``kreassign.execution.falling_behind.FallingBehind`` steps named during the run)."""
     return document(
         "batched-outcome",
         status=outcome.status,
@@ -371,6 +373,7 @@ def batched_outcome_document(
         rollback=json.loads(rollback_json),
         warnings=list(warnings),
         limit_changes=[dict(change) for change in limit_changes],
+        falling_behind=[step.document() for step in falling_behind],
     )
 
 

@@ -169,8 +169,9 @@ def execute_batched(
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
         paths = str(journal.path), str(journal.original_path)
-        changes = executor.state.limit_changes
-        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems, changes)))
+        changes, behind = executor.state.limit_changes, executor.meter.behind.named
+        problems = executor.cleanup_problems
+        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, problems, changes, behind)))
         return outcome
     mine(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:

@@ -4,9 +4,11 @@ leader's log, read every ``WRITES_EVERY_S``), and the copy rate and time left th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from kreassign.cluster.port import ClusterPort
+from kreassign.execution.falling_behind import BehindWatch, FallingBehind
+from kreassign.execution.in_flight import Moving
 from kreassign.model import TopicPartition, TopicPartitionReplica
 from kreassign.planning.eta import PLAN_RATE_WINDOW_S, CopyRate, Eta, estimate_eta, plan_throttle, throttle_shares
 from kreassign.planning.steps import Step, plan_partition
@@ -36,6 +38,7 @@ class CopyMeter:
         self._writes_at = float("-inf")
         self.copying: dict[TopicPartition, int] = {}  # partitions being copied -> their new replicas
         self.copies_left: dict[TopicPartition, int] = {}  # new replicas each partition's unfinished steps add
+        self.behind = BehindWatch()  # steps falling behind faster than they copy
 
     def measure(
         self,
@@ -73,17 +76,40 @@ class CopyMeter:
     def forget(self, tp: TopicPartition) -> None:
         self.partial.pop(tp, None)
 
+    def poll(
+        self,
+        now: float,
+        moving: Mapping[TopicPartition, Moving],
+        live: set[int],
+        throttle: int,
+        event: Callable[[str], None],
+    ) -> Eta:
+        """One poll of a batched run: what the steps in flight copied (``sample``; a step falling behind faster
+        than it copies is named through ``event``), and when the plan's copies end under a throttle of
+        ``throttle`` B/s on every broker (-1: none)."""
+        serving = {tp: m.serving for tp, m in moving.items()}
+        for behind in self.sample(now, {tp: m.step for tp, m in moving.items()}, live, serving, throttle > 0):
+            event(behind.line())
+        copies = {tp: (m.step.adding, m.serving) for tp, m in moving.items() if m.step.adding}
+        # the in-sync followers of each partition being copied: the leader's throttle carries their replication
+        in_sync = {
+            tp: (m.serving, len(set(m.step.source) - {m.serving})) for tp, m in moving.items() if m.serving is not None
+        }
+        return self.eta(throttle_of_copies(throttle, copies, self.leader_load(in_sync)))
+
     def sample(
         self,
         now: float,
         moving: Mapping[TopicPartition, Step],
         live: set[int],
         serving: Mapping[TopicPartition, int | None] | None = None,
-    ) -> None:
+        throttled: bool = False,
+    ) -> list[FallingBehind]:
         """Reads what the new replicas of the steps in flight hold, and updates the rate; every WRITES_EVERY_S,
-        the logs of the partitions being copied too (``serving``: the leader serving each step's copies)."""
+        the logs of the partitions being copied too (``serving``: the leader serving each step's copies).
+        Returns the steps seen falling behind faster than they copy for the first time (under a throttle)."""
         if self.total is None:
-            return
+            return []
         adding = [TopicPartitionReplica(tp.topic, tp.partition, b) for tp, step in moving.items() for b in step.adding]
         self.copying = {tp: len(step.adding) for tp, step in moving.items() if step.adding}
         leaders = {tp: b for tp, b in (serving or {}).items() if tp in self.copying and b is not None and b in live}
@@ -112,6 +138,15 @@ class CopyMeter:
                 self.partial[tp] = self.partial.get(tp, 0) + copied
         if sizes is not None:  # a poll that could not read the copies adds no sample
             self.window.add(now, self.done + sum(self.partial.values()))
+        if not sizes:
+            return []
+        gaps = {}
+        for tp, leader in leaders.items():
+            size = sizes.get(TopicPartitionReplica(tp.topic, tp.partition, leader))
+            held = [sizes.get(TopicPartitionReplica(tp.topic, tp.partition, b), 0) for b in moving[tp].adding]
+            if size is not None and held:
+                gaps[tp] = (sum(size - h for h in held) // len(held), sum(held) // len(held))
+        return self.behind.observe(now, moving, gaps, self.writes.rates(), throttled)  # type: ignore[arg-type]
 
     def _grown(self, leaders: Mapping[TopicPartition, int], sizes: Mapping[TopicPartitionReplica, int]) -> None:
         """A partition being copied whose leader grew (writes): its size now, and what its copies left add."""

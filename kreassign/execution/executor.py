@@ -41,7 +41,7 @@ from typing import TypeVar
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
 from kreassign.execution.cleanup import elect_preferred, guarded, restore_throttles, revert_steps
-from kreassign.execution.copy_meter import CopyMeter, throttle_of_copies
+from kreassign.execution.copy_meter import CopyMeter
 from kreassign.execution.health import ClusterHealth, MinInsyncReplicas
 from kreassign.execution.in_flight import InFlight
 from kreassign.execution.journal import Journal, JournalState, RunStatus
@@ -813,15 +813,7 @@ class BatchedExecutor:
     # ---------------------------------------------------------------- progress
     def _progress(self) -> Progress:
         now = self.clock()
-        serving = {tp: m.serving for tp, m in self.moving.items()}
-        self.meter.sample(now, {tp: m.step for tp, m in self.moving.items()}, self._live, serving)
-        copies = {tp: (m.step.adding, m.serving) for tp, m in self.moving.items() if m.step.adding}
-        in_sync = {
-            tp: (m.serving, len(set(m.step.source) - {m.serving}))
-            for tp, m in self.moving.items()
-            if m.serving is not None
-        }
-        eta = self.meter.eta(throttle_of_copies(self.state.throttle, copies, self.meter.leader_load(in_sync)))
+        eta = self.meter.poll(now, self.moving, self._live, self.state.throttle, self.reporter.event)
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"

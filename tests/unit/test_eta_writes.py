@@ -190,3 +190,56 @@ def test_a_batched_run_whose_partition_outruns_the_throttle_says_not_at_this_thr
     rich.console.print(rich._render(late[-1]))
     text = "".join(panel)
     assert "not at this throttle" in text and "585.9 KiB/s into the partitions being copied" in text, text
+
+
+# ---------------------------------------------------------------------------------------------- falling behind
+def run_until(sim, targets, tmp_path, throttle, seconds, output="text"):
+    """A batched run of ``targets`` (two at a time), cancelled after ``seconds`` unless it ends before."""
+    reporter, out = Snapshots(), []
+    control = Journal(str(tmp_path / "j.json"))
+    reporter.progress = lambda p: p.elapsed >= seconds and control.request(cancel=True)
+    outcome = execute_batched(
+        sim,
+        ReassignmentPlan(tuple(targets.items()), {}),
+        BatchedOptions(
+            limits=Limits(partitions=2), throttle=throttle, journal_path=str(tmp_path / "j.json"), output=output
+        ),
+        out.append,
+        reporter,
+        clock=sim.clock,
+        sleep=sim.sleep,
+    )
+    return outcome, reporter.events, "".join(out)
+
+
+def test_a_step_falling_behind_faster_than_it_copies_is_named_once_with_its_rates(tmp_path):
+    """t-0 is written at 300 kB/s; under a 500 kB/s throttle its leader sends 300 kB/s of those writes to its
+    in-sync follower, which leaves the copy 200 kB/s: it falls behind. t-1 takes no writes and copies."""
+    import json
+
+    sim = SimulatedCluster([Broker(i) for i in range(1, 5)], bandwidth=10 * MB)
+    sim.add_topic("t", [[1, 2], [2, 1]], size=5 * MB, messages=5_000)
+    sim.write(T0, 300_000)
+    targets = {T0: (3, 2), TopicPartition("t", 1): (4, 1)}
+    outcome, events, out = run_until(sim, targets, tmp_path, 500_000, 60, output="json")
+    assert outcome.status == "cancelled"
+    behind = [e for e in events if "falls behind" in e]
+    assert behind == [
+        "t-0 falls behind faster than it copies: written at 293.0 KiB/s, copied at 195.3 KiB/s under the "
+        "throttle; its step to 3,2,1 will not end at this throttle"
+    ], events
+    document = json.loads(out)
+    check_document(document)
+    [named] = document["falling_behind"]
+    assert (named["topic"], named["partition"], named["target"]) == ("t", 0, [3, 2, 1])
+    assert (named["write_bytes_per_s"], named["copy_bytes_per_s"]) == (pytest.approx(300_000), pytest.approx(200_000))
+
+
+@pytest.mark.parametrize(("writes", "throttle", "ended"), [(100_000, 1 * MB, "completed"), (300_000, -1, "cancelled")])
+def test_a_copy_that_overtakes_its_writes_or_is_not_throttled_is_not_named(tmp_path, writes, throttle, ended):
+    sim = SimulatedCluster([Broker(i) for i in range(1, 4)], bandwidth=250_000 if throttle < 0 else 10 * MB)
+    sim.add_topic("t", [[1, 2]], size=5 * MB, messages=5_000)
+    sim.write(T0, writes)
+    outcome, events, _ = run_until(sim, {T0: (3, 2)}, tmp_path, throttle, 40)
+    assert outcome.status == ended
+    assert not [e for e in events if "falls behind" in e], events
