@@ -12,7 +12,7 @@ from kreassign.model import TopicPartition, TopicPartitionReplica
 from kreassign.planning.traffic import LogSample, PartitionRates, SlowMove, estimate_rates, slow_moves
 
 
-def _log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
+def log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
     described = port.describe_topics(sorted({tp.topic for tp in partitions}))
     leaders = {
         TopicPartition(topic, info.partition): info.leader
@@ -45,10 +45,10 @@ def sample_rates(
     if not wanted:
         return {}
     began = clock()
-    before = _log_samples(port, wanted)
+    before = log_samples(port, wanted)
     committed_before = port.committed_offsets(wanted)
     sleep(max(window_s - (clock() - began), 0.0))
-    after = _log_samples(port, wanted)
+    after = log_samples(port, wanted)
     committed_after = port.committed_offsets(wanted)
     elapsed = max(clock() - began, window_s)
     return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]

@@ -40,6 +40,7 @@ from typing import TypeVar
 
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
+from kreassign.execution.auto_throttle import AutoThrottle
 from kreassign.execution.cleanup import elect_preferred, guarded, restore_throttles, revert_steps
 from kreassign.execution.copy_meter import CopyMeter
 from kreassign.execution.health import ClusterHealth, MinInsyncReplicas
@@ -129,8 +130,9 @@ class BatchedExecutor:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         log_dirs: Mapping[TopicPartitionReplica, str] | None = None,
+        auto_throttle: AutoThrottle | None = None,
     ) -> None:
-        self.port = port
+        self.port, self.auto_throttle = port, auto_throttle
         self.dirs = DirPlacement(port, log_dirs or {})  # the plan's log dirs other than "any"
         self.stall_timeout = stall_timeout
         self.journal = journal
@@ -211,6 +213,8 @@ class BatchedExecutor:
                         status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
                         break
                     self._check_offline(self._live)
+                    if self.auto_throttle is not None:  # --throttle auto: the brokers' headroom, re-measured
+                        self.state.throttle = self.auto_throttle.tick(self)
                     self._start_steps()
                     self._adapt()
                     self._save_changes()
