@@ -29,21 +29,21 @@ RECORD = 1000
 
 
 class Writer(threading.Thread):
-    """Appends WRITES bytes/s of incompressible records to partition 0 of the topic until stopped."""
+    """Appends ``rate`` bytes/s of incompressible records to partition 0 of the topic until stopped."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, rate: int = WRITES) -> None:
         super().__init__(daemon=True)
         from confluent_kafka import Producer
 
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": 1})
-        self.topic = topic
+        self.topic, self.rate = topic, rate
         self.stop = threading.Event()
         self.written = 0
 
     def run(self) -> None:
         began = time.monotonic()
         while not self.stop.is_set():
-            while self.written + RECORD <= (time.monotonic() - began) * WRITES:
+            while self.written + RECORD <= (time.monotonic() - began) * self.rate:
                 self.producer.produce(self.topic, value=os.urandom(RECORD), partition=0)
                 self.written += RECORD
             self.producer.poll(0)
