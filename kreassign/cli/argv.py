@@ -267,7 +267,7 @@ def _validate_auto_throttle(parsed: ParsedArgs) -> None:
         if given:
             raise UsageError(f"--{given[0]} is for --throttle auto")
         return
-    if not any(parsed.has(name) for name in BATCHED_OPTIONS):
+    if not any(parsed.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive")):  # as execute
         raise UsageError(
             "--throttle auto is for a batched run (--max-partition-movements and the like); the Apache form takes "
             "a rate in bytes/s"
