@@ -15,7 +15,7 @@ _kreassign() {
         prev="${COMP_WORDS[COMP_CWORD-2]}"
     fi
     case "$prev" in
-        --command-config|--reassignment-json-file|--topics-to-move-json-file|--journal-file|--cluster-snapshot-file|--write-cluster-snapshot)
+        --command-config|--reassignment-json-file|--topics-to-move-json-file|--broker-capacity-file|--journal-file|--cluster-snapshot-file|--write-cluster-snapshot)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
             return 0
@@ -36,10 +36,10 @@ _kreassign() {
             COMPREPLY=($(compgen -W "auto local spark" -- "$cur"))
             return 0
             ;;
-        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--max-broker-movements|--sample-rates|--poll-interval-ms|--stall-timeout-ms|--watch|--replace-broker|--topics-regex|--exclude-topics|--spark-master|--spark-conf|--max-disk-usage|--bytes-tolerance|--move-budget|--replication-factor|--zookeeper)
+        --bootstrap-server|--bootstrap-controller|--broker-list|--throttle|--replica-alter-log-dirs-throttle|--timeout|--seed|--max-partition-movements|--max-replica-movements|--max-leader-movements|--max-broker-movements|--sample-rates|--broker-capacity|--max-utilisation|--poll-interval-ms|--stall-timeout-ms|--watch|--replace-broker|--topics-regex|--exclude-topics|--spark-master|--spark-conf|--max-disk-usage|--bytes-tolerance|--move-budget|--replication-factor|--zookeeper)
             return 0
             ;;
     esac
-    COMPREPLY=($(compgen -W "--generate --execute --verify --cancel --list --progress --bootstrap-server --bootstrap-controller --command-config --reassignment-json-file --topics-to-move-json-file --broker-list --disable-rack-aware --throttle --replica-alter-log-dirs-throttle --timeout --additional --preserve-throttles --disallow-replication-factor-change --seed --max-partition-movements --max-replica-movements --max-leader-movements --max-broker-movements --order --adaptive --sample-rates --allow-slow-moves --dry-run --journal-file --poll-interval-ms --stall-timeout-ms --output --fail-if-incomplete --watch --cluster-snapshot-file --write-cluster-snapshot --strategy --replace-broker --topics-regex --exclude-topics --engine --spark-master --spark-conf --max-disk-usage --bytes-tolerance --move-budget --replication-factor --version --zookeeper --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "--generate --execute --verify --cancel --list --progress --bootstrap-server --bootstrap-controller --command-config --reassignment-json-file --topics-to-move-json-file --broker-list --disable-rack-aware --throttle --replica-alter-log-dirs-throttle --timeout --additional --preserve-throttles --disallow-replication-factor-change --seed --max-partition-movements --max-replica-movements --max-leader-movements --max-broker-movements --order --adaptive --sample-rates --broker-capacity --broker-capacity-file --max-utilisation --allow-slow-moves --dry-run --journal-file --poll-interval-ms --stall-timeout-ms --output --fail-if-incomplete --watch --cluster-snapshot-file --write-cluster-snapshot --strategy --replace-broker --topics-regex --exclude-topics --engine --spark-master --spark-conf --max-disk-usage --bytes-tolerance --move-budget --replication-factor --version --zookeeper --help" -- "$cur"))
 }
 complete -F _kreassign kreassign kafka-reassign-partitions

@@ -208,6 +208,7 @@ def _replica_progress(row: ReplicaProgress) -> dict[str, Any]:
         "bytes_behind": row.bytes_behind,
         "rate_bytes_per_s": None if row.rate_bytes_per_s is None else round(row.rate_bytes_per_s, 1),
         "eta_s": None if row.eta_s is None else round(row.eta_s, 1),
+        "write_bytes_per_s": None if row.write_bytes_per_s is None else round(row.write_bytes_per_s, 1),
     }
 
 
@@ -234,6 +235,8 @@ def progress_document(report: ProgressReport) -> dict[str, Any]:
             "bytes_to_copy": report.bytes_left,
             "eta_s": None if eta.seconds is None else round(eta.seconds, 1),
             "eta_bound_by_throttle": eta.bound,
+            "write_bytes_per_s": None if report.write_rate is None else round(report.write_rate, 1),
+            "copy_slower_than_writes": eta.losing,
         },
         partitions=[
             {
@@ -347,9 +350,11 @@ def batched_outcome_document(
     rollback_json: str,
     warnings: Sequence[str],
     limit_changes: Sequence[Mapping[str, object]] = (),
+    falling_behind: Sequence[Any] = (),
 ) -> dict[str, object]:
     """The final result of a batched --execute (``outcome``: a ``kreassign.execution.outcome.Outcome``;
-    ``limit_changes``: the per-broker limit's changes under --adaptive)."""
+    ``limit_changes``: the per-broker limit's changes under --adaptive; ``falling_behind``: the
+    ``kreassign.execution.falling_behind.FallingBehind`` steps named during the run)."""
     return document(
         "batched-outcome",
         status=outcome.status,
@@ -368,6 +373,7 @@ def batched_outcome_document(
         rollback=json.loads(rollback_json),
         warnings=list(warnings),
         limit_changes=[dict(change) for change in limit_changes],
+        falling_behind=[step.document() for step in falling_behind],
     )
 
 

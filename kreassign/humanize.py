@@ -31,6 +31,12 @@ def format_bytes(count: int | float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def never_ends(bound: bool) -> str:
+    """The ETA of copies slower than the writes to their partitions (``planning.eta.Eta.losing``): ``not at this
+    throttle`` when the throttle is the rate, ``not at this rate`` when a slower copy was measured."""
+    return "not at this throttle" if bound else "not at this rate"
+
+
 def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return "unknown"

@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kreassign.actions.common import Output, discard
 from kreassign.actions.execute import check_plan_against_cluster, existing_reassignment_error, print_rollback
@@ -43,6 +44,7 @@ class BatchedOptions:
     stall_timeout: float = 300.0
     dry_run: bool = False
     output: str = "text"
+    auto_throttle: Any = None  # --throttle auto: a kreassign.execution.auto_throttle.AutoThrottle
 
 
 def journal_for(plan: ReassignmentPlan, path: str | None) -> Journal:
@@ -160,6 +162,7 @@ def execute_batched(
             clock=clock,
             sleep=sleep,
             log_dirs=plan.log_dirs,
+            auto_throttle=options.auto_throttle,
         )
         outcome = executor.run()
     finally:
@@ -169,8 +172,9 @@ def execute_batched(
     throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
     if json_mode:
         paths = str(journal.path), str(journal.original_path)
-        changes = executor.state.limit_changes
-        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, executor.cleanup_problems, changes)))
+        changes, behind = executor.state.limit_changes, executor.meter.behind.named
+        problems = executor.cleanup_problems
+        out(dump(batched_outcome_document(outcome, *paths, throttled, rollback, problems, changes, behind)))
         return outcome
     mine(render_outcome(outcome, journal, throttled) + "\n")
     for problem in executor.cleanup_problems:

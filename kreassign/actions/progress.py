@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from kreassign.actions.common import describe_known_topics
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import KreassignError, is_transient
-from kreassign.model import ReassignmentPlan
+from kreassign.model import ReassignmentPlan, TopicPartition
 from kreassign.planning.eta import PLAN_RATE_WINDOW_S, RATE_WINDOW_S
 from kreassign.planning.progress import (
     PlanOutcome,
@@ -42,10 +42,36 @@ FAILING_FOR_S = 30.0
 a broker restarting) before the watch stops with the error. Meanwhile the last table stays, with its time."""
 
 
-def sample_replicas(port: ClusterPort, replicas, brokers: set[int], clock: Callable[[], float]) -> ReplicaSample:
+def sample_replicas(
+    port: ClusterPort,
+    replicas,
+    brokers: set[int],
+    clock: Callable[[], float],
+    leaders: Mapping[TopicPartition, int] | None = None,
+) -> ReplicaSample:
+    """Log end offsets and sizes of ``replicas``; with ``leaders`` (the partitions being copied, and their
+    leader), their log start offsets too, for their write rate (``planning.progress.write_rates``)."""
     sizes = port.replica_sizes(sorted(brokers)) if brokers else {}
     ends = port.replica_log_end_offsets(replicas) if replicas else {}
-    return ReplicaSample(at=clock(), log_end_offsets=ends, sizes=sizes)
+    starts: dict[TopicPartition, int] = {}
+    if leaders:
+        try:  # display only: without them, the leader's size growth is the write rate
+            starts = port.log_start_offsets(sorted(leaders))
+        except Exception:
+            starts = {}
+    return ReplicaSample(at=clock(), log_end_offsets=ends, sizes=sizes, leaders=dict(leaders or {}), log_starts=starts)
+
+
+def copied_partitions(targets, topics, live: set[int]) -> dict[TopicPartition, int]:
+    """The partitions of the plan with a target replica out of the ISR on a live broker, and their leader."""
+    copied = {}
+    for tp, target in dict(targets).items():
+        info = next((p for p in topics.get(tp.topic) or () if p.partition == tp.partition), None)
+        if info is None or info.leader is None or info.leader not in live:
+            continue
+        if any(b in info.replicas and b not in info.isr for b in target):
+            copied[tp] = info.leader
+    return copied
 
 
 class _Reader:
@@ -71,7 +97,8 @@ class _Reader:
     ) -> tuple[ProgressReport, ReplicaSample]:
         live, reassignments, topics, batched = metadata
         replicas = replicas_to_sample(self.targets, topics, live)
-        sample = sample_replicas(self.port, replicas, {r.broker_id for r in replicas}, self.clock)
+        leaders = copied_partitions(self.targets, topics, live)
+        sample = sample_replicas(self.port, replicas, {r.broker_id for r in replicas}, self.clock, leaders)
         report = compute_progress(
             self.targets, topics, reassignments, live, sample, first, batched_run=batched, plan_first=plan_first
         )

@@ -13,7 +13,7 @@ from kreassign.planning.traffic import LogSample, PartitionRates, SlowMove, esti
 from kreassign.snapshot import ClusterSnapshot, with_rates
 
 
-def _log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
+def log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
     described = port.describe_topics(sorted({tp.topic for tp in partitions}))
     leaders = {
         TopicPartition(topic, info.partition): info.leader
@@ -48,11 +48,11 @@ def sample_rates(
     if not wanted:
         return {}
     began = clock()
-    before = _log_samples(port, wanted)
+    before = log_samples(port, wanted)
     committed_before = port.committed_offsets(wanted)
     sleep(max(window_s - (clock() - began), 0.0))
     second = clock()
-    after = _log_samples(port, wanted)
+    after = log_samples(port, wanted)
     committed_after = port.committed_offsets(wanted)
     elapsed = max(second - began, 1e-3)
     return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]

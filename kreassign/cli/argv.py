@@ -198,7 +198,7 @@ def _not_required(action: str, parsed: ParsedArgs) -> tuple[str, ...]:
 
 
 AT_LEAST_ONE = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")
-AT_LEAST_ONE += ("poll-interval-ms", "stall-timeout-ms", "replication-factor", "sample-rates")
+AT_LEAST_ONE += ("poll-interval-ms", "stall-timeout-ms", "replication-factor", "sample-rates", "broker-capacity")
 """kreassign's own whole-number options that count something: 1 or more."""
 
 
@@ -244,12 +244,56 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
             raise UsageError("--watch draws a table; with --output json, run --progress once per poll instead")
     if action == "generate" and parsed.has("topics-regex") and parsed.has("topics-to-move-json-file"):
         raise UsageError("--topics-regex and --topics-to-move-json-file are alternatives: give one")
+    if action == "execute":
+        _validate_auto_throttle(parsed)
     if action == "execute" and parsed.has("cluster-snapshot-file") and not parsed.has("dry-run"):
         # refused before anything is read or printed (the current assignment would come first otherwise)
         raise UsageError(
             "--execute with --cluster-snapshot-file needs --dry-run: a snapshot is read-only "
             "(to move partitions, use --bootstrap-server)"
         )
+
+
+AUTO_THROTTLE_OPTIONS = ("broker-capacity", "broker-capacity-file", "max-utilisation")
+
+
+def _validate_auto_throttle(parsed: ParsedArgs) -> None:
+    """``--throttle auto`` (batched runs) and the options it takes."""
+    from kreassign.cli.spec import BATCHED_OPTIONS
+
+    auto = parsed.values.get("throttle", [None])[-1] == "auto"
+    given = [name for name in AUTO_THROTTLE_OPTIONS if parsed.has(name)]
+    if not auto:
+        if given:
+            raise UsageError(f"--{given[0]} is for --throttle auto")
+        return
+    if not any(parsed.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive")):  # as execute
+        raise UsageError(
+            "--throttle auto is for a batched run (--max-partition-movements and the like); the Apache form takes "
+            "a rate in bytes/s"
+        )
+    if parsed.has("broker-capacity") == parsed.has("broker-capacity-file"):
+        raise UsageError(
+            "--throttle auto needs each broker's network capacity: give --broker-capacity BYTES/S or "
+            "--broker-capacity-file FILE (one of them)"
+        )
+    if parsed.has("max-utilisation"):
+        max_utilisation(parsed.value("max-utilisation"))
+
+
+def max_utilisation(text: str | None) -> float:
+    """``--max-utilisation F``: 0 < F <= 1, default 0.8."""
+    from kreassign.planning.headroom import DEFAULT_MAX_UTILISATION
+
+    if text is None:
+        return DEFAULT_MAX_UTILISATION
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise UsageError(f"--max-utilisation must be a share of the capacity, 0 < F <= 1, not '{text}'")
+    return value
 
 
 MIN_WATCH_S = 0.5

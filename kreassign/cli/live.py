@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from kreassign.execution.executor import Outcome, Progress
 from kreassign.execution.journal import RunStatus, how_it_ended
-from kreassign.humanize import format_bytes, format_duration
+from kreassign.humanize import format_bytes, format_duration, never_ends
 
 
 def progress_line(p: Progress) -> str:
@@ -21,14 +21,19 @@ def progress_line(p: Progress) -> str:
         line += f"; {format_bytes(p.bytes_moved)} of {format_bytes(p.bytes_total)} copied"
         if p.rate is not None:
             line += f", {format_bytes(p.rate)}/s"
-        if p.rate is not None or p.eta is not None:
+        if p.write_rate:
+            line += f", written at {format_bytes(p.write_rate)}/s"
+        if p.rate is not None or p.eta is not None or p.eta_losing:
             line += f", ETA {eta_text(p)}"
     line += f"; elapsed {format_duration(p.elapsed)}"
     return line
 
 
 def eta_text(p: Progress) -> str:
-    """``1m20s``, or ``~1m20s`` when it divides by the throttle's bound (as --progress marks it)."""
+    """``1m20s``, or ``~1m20s`` when it divides by the throttle's bound (as --progress marks it); ``not at this
+    throttle`` when the copies cannot overtake the writes."""
+    if p.eta_losing:
+        return never_ends(p.eta_bound)
     return ("~" if p.eta_bound and p.eta is not None else "") + format_duration(p.eta)
 
 
@@ -218,6 +223,8 @@ class RichReporter:
             table.add_row("", ProgressBar(total=max(1, p.bytes_total), completed=p.bytes_moved, width=40))
             rate = "measuring" if p.rate is None else f"{format_bytes(p.rate)}/s"
             table.add_row("rate", rate)
+            if p.write_rate:  # the partitions being copied take writes: the copies must overtake them
+                table.add_row("writes", f"{format_bytes(p.write_rate)}/s into the partitions being copied")
             table.add_row("ETA", eta_text(p))
         table.add_row("elapsed", format_duration(p.elapsed))
         for note in p.notes:

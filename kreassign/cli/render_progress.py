@@ -5,7 +5,7 @@ start-up stays light.
 
 from __future__ import annotations
 
-from kreassign.humanize import format_bytes, format_eta
+from kreassign.humanize import format_bytes, format_eta, never_ends
 from kreassign.planning.progress import (
     PartitionProgress,
     PartitionStatus,
@@ -106,6 +106,8 @@ STATE_WORDS = {
 _WORD_STYLES = {"in sync": "green", "copying": "yellow", "behind": "yellow", "waiting": "cyan", "not started": "red"}
 THROTTLE_MARK = "~"
 THROTTLE_NOTE = f"{THROTTLE_MARK} bound by the throttle (no copy measured between samples)"
+NEVER = "never"
+NEVER_NOTE = f"{NEVER}: its partition is written at least as fast as its share of the throttle ({never_ends(True)})"
 
 
 def state_word(partition: PartitionProgress, row: ReplicaProgress, batched_run: bool) -> str:
@@ -128,19 +130,15 @@ def _compact_cells(row: ReplicaProgress) -> tuple[str, str, str]:
         behind = format_bytes(row.bytes_behind)
     else:
         behind = "?" if row.messages_behind is None else f"{row.messages_behind} msgs"
+    if row.never_ends:
+        share = row.throttle_rate_bytes_per_s or 0
+        return behind, f"{THROTTLE_MARK}{format_bytes(share)}/s", NEVER
     bound = row.eta_bound_s
     if bound is not None:
         share = row.throttle_rate_bytes_per_s or 0
         return behind, f"{THROTTLE_MARK}{format_bytes(share)}/s", f"{THROTTLE_MARK}{format_eta(bound)}"
     rate = "?" if row.rate_bytes_per_s is None else f"{format_bytes(max(0.0, row.rate_bytes_per_s))}/s"
     return behind, rate, format_eta(row.eta_s)
-
-
-def plan_eta(report: ProgressReport) -> tuple[float | None, bool]:
-    """When the plan's copies end (``ProgressReport.eta``, the estimate the batched run's panel shows too), and
-    whether the throttle's bound went into it."""
-    eta = report.eta
-    return eta.seconds, eta.bound
 
 
 def summary_line(report: ProgressReport) -> str:
@@ -162,10 +160,20 @@ def summary_line(report: ProgressReport) -> str:
             line += f", {counts[word]} {word}"
     behind = any(r.status is ReplicaStatus.BEHIND for p in report.partitions for r in p.replicas)
     if behind or (report.batched_run and report.bytes_left):
-        eta, bound = plan_eta(report)
-        mark = THROTTLE_MARK if bound else ""
-        line += f"; {format_bytes(report.bytes_left or 0)} to copy, ETA {mark}{format_eta(eta)}"
+        line += f"; {format_bytes(report.bytes_left or 0)} to copy"
+        if report.write_rate:
+            line += f", written at {format_bytes(report.write_rate)}/s"
+        line += f", ETA {plan_eta_text(report)}"
     return line
+
+
+def plan_eta_text(report: ProgressReport) -> str:
+    """``~40s`` (bound by the throttle), ``40s``, ``unknown``, or ``not at this throttle`` when the copies cannot
+    overtake the writes to their partitions."""
+    eta = report.eta
+    if eta.losing:
+        return never_ends(eta.bound)
+    return (THROTTLE_MARK if eta.bound else "") + format_eta(eta.seconds)
 
 
 def _ordered_rows(report: ProgressReport, max_rows: int | None) -> tuple[list, int]:
@@ -200,11 +208,12 @@ def progress_view(report: ProgressReport, heading: str, max_rows: int | None = N
     for name, size in _WIDTHS.items():
         table.add_column(name, justify="left" if name == "State" else "right", no_wrap=True, min_width=size)
     rows, hidden = _ordered_rows(report, max_rows)
-    marked = False
+    marked = never = False
     for partition, row in rows:
         word = state_word(partition, row, report.batched_run)
         cells = _compact_cells(row)
         marked = marked or cells[2].startswith(THROTTLE_MARK)
+        never = never or cells[2] == NEVER
         name = f"{row.topic}-{row.partition}"
         table.add_row(name, str(row.broker), Text(word, style=_WORD_STYLES.get(word, "red")), *cells)
     parts: list = [Text(heading, style="bold", no_wrap=True, overflow="ellipsis"), table]
@@ -213,6 +222,8 @@ def progress_view(report: ProgressReport, heading: str, max_rows: int | None = N
     parts.append(Text(summary_line(report)))
     if marked:
         parts.append(Text(THROTTLE_NOTE, style="dim"))
+    if never:
+        parts.append(Text(NEVER_NOTE, style="yellow"))
     for line in _urp_lines(report):  # every partition named, wrapped at the terminal's width
         parts.append(Text(line, style="yellow"))
     return Group(*parts)

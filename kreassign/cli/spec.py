@@ -245,10 +245,7 @@ _SPECS = (
         "order",
         Arity.REQUIRED,
         default="plan",
-        help=(
-            "which waiting steps start first (after the steps that copy nothing and the leader "
-            "movements): 'plan' (the plan's order), 'small-first' or 'large-first' (by partition size)."
-        ),
+        help=("which waiting steps start first: plan order, or by size."),
         metavar="plan|small-first|large-first",
         apache=False,
         panel=BATCHED_PANEL,
@@ -256,10 +253,7 @@ _SPECS = (
     OptionSpec(
         "adaptive",
         Arity.FLAG,
-        help=(
-            "adapt the per-broker limit within [1, --max-broker-movements] to the cluster's "
-            "health (halve on min-ISR, new URPs, offline brokers, stalled copies)."
-        ),
+        help=("adapt the per-broker limit to the cluster's health."),
         apache=False,
         panel=BATCHED_PANEL,
     ),
@@ -275,10 +269,34 @@ _SPECS = (
         panel=PROGRESS_PANEL,
     ),
     OptionSpec(
+        "broker-capacity",
+        Arity.REQUIRED,
+        int,
+        help="--throttle auto: every broker's network capacity, bytes/s each way.",
+        metavar="BYTES/S",
+        apache=False,
+        panel=BATCHED_PANEL,
+    ),
+    OptionSpec(
+        "broker-capacity-file",
+        Arity.REQUIRED,
+        help='--throttle auto: each broker\'s capacity, JSON {"1": 125000000, ...}.',
+        metavar="FILE",
+        apache=False,
+        panel=BATCHED_PANEL,
+    ),
+    OptionSpec(
+        "max-utilisation",
+        Arity.REQUIRED,
+        help="--throttle auto: throttle = F x capacity less its traffic (default 0.8).",
+        metavar="F",
+        apache=False,
+        panel=BATCHED_PANEL,
+    ),
+    OptionSpec(
         "allow-slow-moves",
         Arity.FLAG,
-        help="a batched --execute with --sample-rates runs even when a move is written at or above its share of "
-        "the throttle (it is named on stderr).",
+        help="run despite moves above their throttle share (--sample-rates).",
         apache=False,
         panel=BATCHED_PANEL,
     ),
@@ -293,8 +311,8 @@ _SPECS = (
         "journal-file",
         Arity.REQUIRED,
         help=(
-            "where a batched run keeps its journal (for resume, --cancel, --progress); default "
-            "$XDG_STATE_HOME/kreassign/<plan id>.json. The original assignment is kept next to it."
+            "a batched run's journal (resume, --cancel, --progress) and original assignment; default "
+            "$XDG_STATE_HOME/kreassign/<plan id>.json."
         ),
         metavar="FILE",
         apache=False,
@@ -579,7 +597,17 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "topics-regex",
         "exclude-topics",
     ),
-    "execute": (*_BATCHED, "journal-file", "output", "cluster-snapshot-file", "sample-rates", "allow-slow-moves"),
+    "execute": (
+        *_BATCHED,
+        "journal-file",
+        "output",
+        "cluster-snapshot-file",
+        "sample-rates",
+        "allow-slow-moves",
+        "broker-capacity",
+        "broker-capacity-file",
+        "max-utilisation",
+    ),
     "verify": ("fail-if-incomplete", "output"),
     "cancel": ("journal-file", "output"),
     "list": ("output",),
@@ -619,6 +647,9 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
     "dry-run",
     "sample-rates",
     "allow-slow-moves",
+    "broker-capacity",
+    "broker-capacity-file",
+    "max-utilisation",
     "output",
     "journal-file",
     "poll-interval-ms",

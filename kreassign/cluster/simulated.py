@@ -42,6 +42,7 @@ from kreassign.planning.throttles import (
     FOLLOWER_THROTTLED_RATE,
     FOLLOWER_THROTTLED_REPLICAS,
     LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
     LOG_DIR_THROTTLED_RATE,
 )
 
@@ -77,6 +78,8 @@ class SimulatedCluster:
         self.replica_dirs: dict[TopicPartitionReplica, str] = {}  # replicas not in their broker's first dir
         self.preferred: dict[TopicPartitionReplica, str] = {}  # dirs named for replicas not hosted yet
         self.dir_moves: dict[TopicPartitionReplica, tuple[str, float]] = {}  # (to, bytes copied)
+        self.writes: dict[TopicPartition, tuple[float, float]] = {}  # producers: (bytes/s, bytes per message)
+        self._written: dict[TopicPartition, float] = {}  # bytes written so far (fractions kept)
 
     # ---- set-up and time
     def add_topic(self, name: str, assignment: Sequence[Sequence[int]], size: int = 0, messages: int = 0) -> None:
@@ -85,6 +88,11 @@ class SimulatedCluster:
                 list(replicas), list(replicas), replicas[0], size, messages
             )
         self._topics[name] = sorted(tp for tp in self.partitions if tp.topic == name)
+
+    def write(self, tp: TopicPartition, bytes_per_s: float, bytes_per_message: float = 1000.0) -> None:
+        """A producer writes to the partition from now on (0: stops): its leader's log grows, and copies of it
+        must catch up with the writes too."""
+        self.writes[tp] = (bytes_per_s, bytes_per_message)
 
     def delete_topic(self, name: str) -> None:
         """The topic goes, with its configs and any reassignment of its partitions (as in Kafka)."""
@@ -133,6 +141,17 @@ class SimulatedCluster:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+        for tp, (rate, per_message) in self.writes.items():
+            part = self.partitions.get(tp)
+            if part is None or part.leader is None or not rate:
+                continue
+            before = self._written.get(tp, 0.0)
+            self._written[tp] = after = before + rate * seconds
+            part.size += int(after) - int(before)
+            part.end_offset += int(after / per_message) - int(before / per_message)
+            for r in part.isr:  # followers in sync keep up with their leader
+                if r in part.copied:
+                    part.copied[r] = part.size
         shared = self._shared_rates() if self.shared_links else {}
         for tp, part in self.partitions.items():
             if part.leader is None and any(r not in self.offline for r in part.replicas):
@@ -205,9 +224,30 @@ class SimulatedCluster:
         throttled = topic.get(FOLLOWER_THROTTLED_REPLICAS, "")
         entries = {e.strip() for e in throttled.split(",")}
         rate = self.configs.get(ConfigResource(ResourceType.BROKER, str(broker)), {}).get(FOLLOWER_THROTTLED_RATE)
+        copy = self.bandwidth
         if rate is not None and ("*" in entries or f"{tp.partition}:{broker}" in entries):
-            return min(self.bandwidth, float(rate))
-        return self.bandwidth
+            copy = min(self.bandwidth, float(rate))
+        leader = self.partitions[tp].leader
+        if leader is not None and tp in self.writes:  # the leader's throttle, less what its in-sync followers take
+            return min(copy, self._leader_left(leader))
+        return copy
+
+    def _leader_left(self, leader: int) -> float:
+        """What the leader's throttle leaves the copies: Kafka counts every follower fetch of a partition the leader
+        list names against it, in-sync followers' too (their replication of the writes)."""
+        rate = self.configs.get(ConfigResource(ResourceType.BROKER, str(leader)), {}).get(LEADER_THROTTLED_RATE)
+        if rate is None:
+            return self.bandwidth
+        taken = 0.0
+        for tp, (written, _) in self.writes.items():
+            part = self.partitions.get(tp)
+            listed = self.configs.get(ConfigResource(ResourceType.TOPIC, tp.topic), {}).get(
+                LEADER_THROTTLED_REPLICAS, ""
+            )
+            entries = {e.strip() for e in listed.split(",")}
+            if part is not None and part.leader == leader and ("*" in entries or f"{tp.partition}:{leader}" in entries):
+                taken += written * len(set(part.isr) - {leader})
+        return max(0.0, float(rate) - taken)
 
     def _complete(self, part: _Partition) -> None:
         assert part.target is not None

@@ -40,8 +40,9 @@ from typing import TypeVar
 
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
+from kreassign.execution.auto_throttle import AutoThrottle
 from kreassign.execution.cleanup import elect_preferred, guarded, restore_throttles, revert_steps
-from kreassign.execution.copy_meter import CopyMeter, throttle_of_copies
+from kreassign.execution.copy_meter import CopyMeter
 from kreassign.execution.health import ClusterHealth, MinInsyncReplicas
 from kreassign.execution.in_flight import InFlight
 from kreassign.execution.journal import Journal, JournalState, RunStatus
@@ -129,8 +130,9 @@ class BatchedExecutor:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         log_dirs: Mapping[TopicPartitionReplica, str] | None = None,
+        auto_throttle: AutoThrottle | None = None,
     ) -> None:
-        self.port = port
+        self.port, self.auto_throttle = port, auto_throttle
         self.dirs = DirPlacement(port, log_dirs or {})  # the plan's log dirs other than "any"
         self.stall_timeout = stall_timeout
         self.journal = journal
@@ -211,6 +213,8 @@ class BatchedExecutor:
                         status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
                         break
                     self._check_offline(self._live)
+                    if self.auto_throttle is not None:  # --throttle auto: the brokers' headroom, re-measured
+                        self.state.throttle = self.auto_throttle.tick(self)
                     self._start_steps()
                     self._adapt()
                     self._save_changes()
@@ -813,9 +817,7 @@ class BatchedExecutor:
     # ---------------------------------------------------------------- progress
     def _progress(self) -> Progress:
         now = self.clock()
-        self.meter.sample(now, {tp: m.step for tp, m in self.moving.items()}, self._live)
-        copies = {tp: (m.step.adding, m.serving) for tp, m in self.moving.items() if m.step.adding}
-        eta = self.meter.eta(throttle_of_copies(self.state.throttle, copies))
+        eta = self.meter.poll(now, self.moving, self._live, self.state.throttle, self.reporter.event)
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"
@@ -840,6 +842,8 @@ class BatchedExecutor:
             rate=self.meter.rate,
             eta=eta.seconds,
             eta_bound=eta.bound,
+            eta_losing=eta.losing,
+            write_rate=self.meter.write_rate,
             elapsed=now - self._started,
             notes=notes,
         )

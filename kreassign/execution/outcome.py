@@ -29,6 +29,8 @@ class Progress:
     elapsed: float
     notes: list[str] = field(default_factory=list)
     eta_bound: bool = False  # the ETA divides by the throttle's bound (no rate below it measured long enough)
+    eta_losing: bool = False  # no ETA: the copies are slower than their partitions are written ("not at this throttle")
+    write_rate: float = 0.0  # bytes/s the partitions being copied are written meanwhile (times their new replicas)
 
 
 class Reporter(Protocol):

@@ -38,6 +38,7 @@ from enum import StrEnum
 from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.eta import Eta, estimate_eta, plan_throttle, throttle_shares
 from kreassign.planning.states import LogDirMoveKind, LogDirMoveState, PartitionState, ReassignmentStatus
+from kreassign.planning.traffic import LogSample, write_rate
 
 
 class ReplicaStatus(StrEnum):
@@ -83,6 +84,33 @@ class ReplicaSample:
     at: float
     log_end_offsets: Mapping[TopicPartitionReplica, int] = field(default_factory=dict)
     sizes: Mapping[TopicPartitionReplica, int] = field(default_factory=dict)
+    leaders: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """Each partition's leader when sampled (its log end offset and size are the partition's)."""
+    log_starts: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """Each partition's log start offset (ListOffsets earliest; empty when it could not be read)."""
+
+    def log(self, tp: TopicPartition) -> tuple[int, LogSample] | None:
+        """The partition's leader and its log (start and end offsets, size), as ``planning.traffic`` reads it;
+        without the start offset, the log is taken to start at 0 (its size growth is then the write rate)."""
+        leader = self.leaders.get(tp)
+        replica = None if leader is None else TopicPartitionReplica(tp.topic, tp.partition, leader)
+        if replica is None or replica not in self.log_end_offsets or replica not in self.sizes:
+            return None
+        start = self.log_starts.get(tp, 0)
+        return leader, LogSample(start, self.log_end_offsets[replica], self.sizes[replica])  # type: ignore[return-value]
+
+
+def write_rates(first: ReplicaSample | None, last: ReplicaSample) -> dict[TopicPartition, float]:
+    """Bytes written per second to each partition between the samples (``planning.traffic.write_rate``: the one
+    estimate of --sample-rates), where both read the same leader's log."""
+    if first is None or last.at <= first.at:
+        return {}
+    rates = {}
+    for tp in last.leaders:
+        before, after = first.log(tp), last.log(tp)
+        if before is not None and after is not None and before[0] == after[0]:
+            rates[tp] = write_rate(before[1], after[1], last.at - first.at)[0]
+    return rates
 
 
 @dataclass(frozen=True)
@@ -98,6 +126,8 @@ class ReplicaProgress:
     eta_s: float | None = None
     throttle_rate_bytes_per_s: float | None = None
     """This copy's share of the throttles that bind it (None: not throttled, or not known)."""
+    write_bytes_per_s: float | None = None
+    """How fast its partition is written meanwhile (the leader's log between the samples; None: one sample)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", ReplicaStatus(self.status))
@@ -109,14 +139,25 @@ class ReplicaProgress:
 
     @property
     def eta_bound_s(self) -> float | None:
-        """With no copy measured between the samples (rate 0 or unknown) but a throttle: bytes behind / the
-        throttle's share of this copy, the soonest it can end. None otherwise."""
+        """With no copy measured between the samples (rate 0 or unknown) but a throttle: bytes behind / (the
+        throttle's share of this copy less its partition's write rate), the soonest it can end. None otherwise,
+        and when the share cannot overtake the writes (``never_ends``)."""
+        if not self._bound_only or self.never_ends:
+            return None
+        return self.bytes_behind / (self.throttle_rate_bytes_per_s - (self.write_bytes_per_s or 0.0))  # type: ignore[operator]
+
+    @property
+    def never_ends(self) -> bool:
+        """Bound by the throttle, whose share of this copy is no more than its partition's write rate: the copy
+        never catches up at this throttle."""
+        return self._bound_only and (self.write_bytes_per_s or 0.0) >= self.throttle_rate_bytes_per_s  # type: ignore[operator]
+
+    @property
+    def _bound_only(self) -> bool:
         measured = self.rate_bytes_per_s is not None and self.rate_bytes_per_s > 0
         if self.status is not ReplicaStatus.BEHIND or measured or self.eta_s is not None:
-            return None
-        if not self.throttle_rate_bytes_per_s or self.bytes_behind is None:
-            return None
-        return self.bytes_behind / self.throttle_rate_bytes_per_s
+            return False
+        return bool(self.throttle_rate_bytes_per_s) and self.bytes_behind is not None
 
 
 @dataclass(frozen=True)
@@ -168,15 +209,21 @@ class ProgressReport:
     """How fast ``bytes_left`` shrank between two samples (bytes/s; the writes meanwhile netted out)."""
     left_span_s: float | None = None
     """Seconds between the samples ``left_rate`` comes from."""
+    write_rate: float | None = None
+    """Over the same samples, bytes/s the replicas being copied fall behind by: their partition's write rate,
+    summed over the replicas behind (None: not measured)."""
 
     @property
     def eta(self) -> Eta:
-        """When the plan's copies end (``kreassign.planning.eta``): bytes left / the rate they shrink at, bounded
-        by the throttle's shares of the copies in flight."""
+        """When the plan's copies end (``kreassign.planning.eta``): bytes left / (the copy rate, bounded by the
+        throttle's shares of the copies in flight, less ``write_rate``). The copy rate is how fast the bytes left
+        shrank with the writes to the replicas behind added back."""
         behind = [row for p in self.partitions for row in p.replicas if row.status is ReplicaStatus.BEHIND]
         shares = {i: row.throttle_rate_bytes_per_s for i, row in enumerate(behind) if row.throttle_rate_bytes_per_s}
         throttle = plan_throttle(shares, len(behind))  # type: ignore[arg-type]
-        return estimate_eta(self.bytes_left, self.left_rate, self.left_span_s, throttle=throttle)
+        writes = self.write_rate or 0.0
+        copy = None if self.left_rate is None else self.left_rate + writes
+        return estimate_eta(self.bytes_left, copy, self.left_span_s, throttle=throttle, write_rate=writes)
 
     @property
     def outcome(self) -> PlanOutcome:
@@ -317,6 +364,7 @@ def compute_progress(
     live = set(live_brokers)
     dt = last.at - first.at if first is not None else None
     plan = dict(targets)
+    row_writes = write_rates(first, last)
     partitions = []
     for tp in sorted(plan):
         target = tuple(plan[tp])
@@ -339,7 +387,10 @@ def compute_progress(
             state = PartitionStatus.COMPLETE
         else:
             state = PartitionStatus.NOT_AT_TARGET
-        rows = tuple(_replica_row(tp, b, info, live, first, last, dt) for b in target)
+        rows = tuple(
+            replace(row, write_bytes_per_s=row_writes.get(tp)) if row.status is ReplicaStatus.BEHIND else row
+            for row in (_replica_row(tp, b, info, live, first, last, dt) for b in target)
+        )
         partitions.append(
             PartitionProgress(
                 tp.topic,
@@ -356,13 +407,17 @@ def compute_progress(
             )
         )
     left = bytes_left(plan, topics, reassignments, live, last, batched_run)
-    rate = span = None
+    rate = span = writes = None
     plan_first = plan_first or first
     if plan_first is not None and last.at > plan_first.at:
         before = bytes_left(plan, topics, reassignments, live, plan_first, batched_run)
         both = set(before) & set(left)
         span = last.at - plan_first.at
         rate = (sum(before[k] for k in both) - sum(left[k] for k in both)) / span
+        plan_writes = write_rates(plan_first, last)
+        behind = [(p.tp, row.broker) for p in partitions for row in p.replicas if row.status is ReplicaStatus.BEHIND]
+        if plan_writes:  # None when the samples read no leader's log (older callers)
+            writes = sum(plan_writes.get(tp, 0.0) for tp, broker in behind if (tp, broker) in both)
     return ProgressReport(
         tuple(partitions),
         interval_s=dt,
@@ -370,6 +425,7 @@ def compute_progress(
         bytes_left=sum(left.values()) if left else None,
         left_rate=rate,
         left_span_s=span,
+        write_rate=writes,
     )
 
 
@@ -491,10 +547,19 @@ class Throttles:
 
 def with_throttles(report: ProgressReport, throttles: Throttles) -> ProgressReport:
     """Each replica behind gets its share of the throttles that bind its copy: the follower rate of its broker
-    divided by the throttled copies into that broker, and the leader rate of its leader divided by the
-    throttled copies that leader serves (the smaller of the two)."""
+    divided by the throttled copies into that broker, and the leader rate of its leader, less what it sends its
+    in-sync followers of the partitions its list names (their write rate each), divided by the throttled copies
+    that leader serves (the smaller of the two)."""
     copies: dict[tuple[TopicPartition, int], tuple[int, float | None, int | None, float | None]] = {}
+    load: dict[int, float] = {}  # what each leader sends its in-sync followers under its throttle (throttle_shares)
     for p in report.partitions:
+        writes = max((row.write_bytes_per_s or 0.0 for row in p.replicas), default=0.0)
+        if (
+            p.leader is not None
+            and writes
+            and throttles.listed(throttles.leader_replicas, p.topic, p.partition, p.leader)
+        ):
+            load[p.leader] = load.get(p.leader, 0.0) + writes * len(set(p.isr or ()) - {p.leader})
         for row in p.replicas:
             if row.status is not ReplicaStatus.BEHIND:
                 continue
@@ -512,7 +577,7 @@ def with_throttles(report: ProgressReport, throttles: Throttles) -> ProgressRepo
                 p.leader,
                 throttles.leader_rates[p.leader] if leader else None,  # type: ignore[index]
             )
-    shares = throttle_shares(copies)
+    shares = throttle_shares(copies, load)
     if not shares:
         return report
     partitions = tuple(

@@ -18,6 +18,7 @@ of two replicas.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -169,3 +170,37 @@ def slow_moves(
                 slow.append(SlowMove(tp, rate, share, b))
                 break
     return slow
+
+
+class WriteWindow:
+    """Write rates of partitions over a sliding window of polls, for the one ETA (``planning.eta``): each poll
+    adds the partition's leader and its ``LogSample``; the rate is ``write_rate`` between the newest sample and
+    the oldest of about the last ``window_s`` seconds taken from the same leader (a leader that moved makes the
+    sizes those of another replica: its window starts again)."""
+
+    def __init__(self, window_s: float) -> None:
+        self.window_s = window_s
+        self._samples: dict[object, deque[tuple[float, object, LogSample]]] = {}
+
+    def add(self, at: float, logs: Mapping[object, tuple[object, LogSample]]) -> None:
+        """``logs``: partition -> (its leader, its log now). Partitions not in ``logs`` are forgotten."""
+        for key in [k for k in self._samples if k not in logs]:
+            del self._samples[key]
+        for key, (leader, sample) in logs.items():
+            samples = self._samples.setdefault(key, deque())
+            if samples and samples[-1][1] != leader:
+                samples.clear()
+            samples.append((at, leader, sample))
+            while len(samples) > 2 and at - samples[1][0] >= self.window_s:
+                samples.popleft()
+
+    def rate(self, key: object) -> float | None:
+        """Bytes written per second to the partition over the window (None before two samples)."""
+        samples = self._samples.get(key)
+        if not samples or len(samples) < 2 or samples[-1][0] <= samples[0][0]:
+            return None
+        return write_rate(samples[0][2], samples[-1][2], samples[-1][0] - samples[0][0])[0]
+
+    def rates(self) -> dict[object, float]:
+        """Every partition with a rate."""
+        return {key: rate for key in self._samples if (rate := self.rate(key)) is not None}

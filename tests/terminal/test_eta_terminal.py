@@ -36,6 +36,33 @@ def panel_eta(terminal: Terminal) -> float | None:
     return None
 
 
+def panel_and_progress(terminal: Terminal, bootstrap: str, plan, frames: list[tuple[float, float]]):
+    """Once the panel shows an ETA and Kafka's first burst is over, --progress --output json from a second shell;
+    the panel's frames meanwhile go to ``frames`` (when, ETA). Returns when --progress was asked, and its summary."""
+
+    def watch_panel(seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            terminal.pause(0.25)
+            eta = panel_eta(terminal)
+            if eta is not None:
+                frames.append((time.monotonic(), eta))
+
+    terminal.wait_for(lambda t: panel_eta(t) is not None, 60, "the panel's ETA")
+    # Kafka's quota lets about 10 s of the throttle's rate through at once: measure once that burst is over
+    # and the panel's window holds only the throttled copy
+    watch_panel(15)
+    second_shell = subprocess.Popen(
+        [sys.executable, "-m", "kreassign", "--bootstrap-server", bootstrap, "--progress", "--output", "json",
+         "--reassignment-json-file", str(plan)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    asked = time.monotonic()
+    watch_panel(2)
+    return asked, json.loads(second_shell.communicate(timeout=60)[0])["summary"]
+
+
 def test_the_panel_and_progress_from_a_second_shell_give_the_same_eta_and_it_holds(
     kafka_cluster, port, tmp_path, monkeypatch
 ):
@@ -51,29 +78,8 @@ def test_the_panel_and_progress_from_a_second_shell_give_the_same_eta_and_it_hol
             "--max-partition-movements", "2", "--throttle", str(THROTTLE)]  # fmt: skip
     terminal = Terminal(args, cols=140, stdout_to=tmp_path / "out.txt")
     frames: list[tuple[float, float]] = []  # (when, the panel's ETA then)
-
-    def watch_panel(seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            terminal.pause(0.25)
-            eta = panel_eta(terminal)
-            if eta is not None:
-                frames.append((time.monotonic(), eta))
-
     try:
-        terminal.wait_for(lambda t: panel_eta(t) is not None, 60, "the panel's ETA")
-        # Kafka's quota lets about 10 s of the throttle's rate through at once: measure once that burst is over
-        # and the panel's window holds only the throttled copy
-        watch_panel(15)
-        second_shell = subprocess.Popen(
-            [sys.executable, "-m", "kreassign", "--bootstrap-server", bootstrap, "--progress", "--output", "json",
-             "--reassignment-json-file", str(plan)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        asked = time.monotonic()
-        watch_panel(2)
-        summary = json.loads(second_shell.communicate(timeout=60)[0])["summary"]
+        asked, summary = panel_and_progress(terminal, bootstrap, plan, frames)
         status = terminal.wait(timeout=300)
         took = time.monotonic() - asked
     finally:

@@ -267,6 +267,8 @@ def test_unknown_broker_ids_are_named_with_the_balanced_strategy(snapshot, topic
     )
 
 
+AUTO = ["--throttle", "auto", "--max-partition-movements", "2"]  # a batched run with --throttle auto
+
 BAD_VALUES = [
     # (id, action, extra argv, the usage error's first line)
     (
@@ -320,6 +322,39 @@ BAD_VALUES = [
     ("budget", "generate", ["--strategy", "balanced", "--move-budget", "lots"], "Invalid --move-budget 'lots'"),
     ("tolerance", "generate", ["--strategy", "balanced", "--bytes-tolerance", "x"], "Invalid --bytes-tolerance 'x'"),
     ("disk", "generate", ["--strategy", "balanced", "--max-disk-usage", "2"], "Invalid --max-disk-usage '2'"),
+    # --throttle auto (issue 35): batched runs only, with each broker's capacity
+    ("auto-apache", "execute", ["--throttle", "auto"], "--throttle auto is for a batched run (--max-partition-mo"),
+    (
+        "auto-no-capacity",
+        "execute",
+        AUTO,
+        "--throttle auto needs each broker's network capacity: give --broker-capacity BYTES/S or",
+    ),
+    (
+        "auto-both-capacities",
+        "execute",
+        [*AUTO, "--broker-capacity", "1", "--broker-capacity-file", "c"],
+        "--throttle auto needs each broker's network capacity",
+    ),
+    ("capacity-no-auto", "execute", ["--broker-capacity", "1000"], "--broker-capacity is for --throttle auto"),
+    (
+        "utilisation-no-auto",
+        "execute",
+        ["--throttle", "1000", "--max-utilisation", "0.5"],
+        "--max-utilisation is for --throttle auto",
+    ),
+    (
+        "capacity-0",
+        "execute",
+        [*AUTO, "--broker-capacity", "0"],
+        "--broker-capacity must be at least 1, not 0",
+    ),
+    (
+        "utilisation-1.5",
+        "execute",
+        [*AUTO, "--broker-capacity", "1", "--max-utilisation", "1.5"],
+        "--max-utilisation must be a share of the capacity, 0 < F <= 1, not '1.5'",
+    ),
 ]
 
 

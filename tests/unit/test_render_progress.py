@@ -103,6 +103,8 @@ def test_progress_json_document(report):
         "bytes_to_copy": 2_850_000,
         "eta_s": 11.4,
         "eta_bound_by_throttle": False,
+        "write_bytes_per_s": None,
+        "copy_slower_than_writes": False,
     }
     moving = document["partitions"][1]
     assert moving == {
@@ -127,6 +129,7 @@ def test_progress_json_document(report):
                 "bytes_behind": 2750000,
                 "rate_bytes_per_s": 250000.0,
                 "eta_s": 11.0,
+                "write_bytes_per_s": None,
             },
             {
                 "broker": 2,
@@ -137,6 +140,7 @@ def test_progress_json_document(report):
                 "bytes_behind": 0,
                 "rate_bytes_per_s": None,
                 "eta_s": None,
+                "write_bytes_per_s": None,
             },
         ],
     }

@@ -22,7 +22,7 @@ def _positive(inv: Invocation, name: str) -> int | None:
     return value
 
 
-def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> int:
+def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int, auto_throttle=None) -> int:
     import signal
     from contextlib import ExitStack
 
@@ -56,6 +56,7 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int) -> 
         stall_timeout=(_positive(inv, "stall-timeout-ms") or 300000) / 1000.0,
         dry_run=args.has("dry-run"),
         output=args.value("output") or "text",
+        auto_throttle=auto_throttle,
     )
     reporter = make_reporter(inv.err, inv.err_terminal)
     own = None

@@ -16,7 +16,8 @@ def run(inv: Invocation) -> int:
     args = inv.args
     path = args.value("reassignment-json-file")
     plan_text = read_input_file(path)
-    throttle = args.long_value("throttle")
+    auto = args.value("throttle") == "auto"  # --throttle auto: batched runs only (checked with the options)
+    throttle = -1 if auto else args.long_value("throttle")
     log_dir_throttle = args.long_value("replica-alter-log-dirs-throttle")
     timeout_ms = args.long_value("timeout")
     with naming_input_file("--reassignment-json-file", path, plan_text):
@@ -27,9 +28,15 @@ def run(inv: Invocation) -> int:
     if any(args.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive")):
         from kreassign.cli.commands.batched import run_batched
 
+        auto_throttle = None
+        if auto and not args.has("dry-run"):
+            from kreassign.cli.commands.auto_throttle import measure_headroom
+
+            auto_throttle = measure_headroom(inv, plan, window)
+            throttle = auto_throttle.throttle
         if window is not None:
             refuse_slow_moves(inv, plan, throttle, window)
-        return run_batched(inv, plan, throttle, log_dir_throttle)
+        return run_batched(inv, plan, throttle, log_dir_throttle, auto_throttle)
     if window is not None:
         warn_slow_moves(inv, plan, throttle, window)
     result = execute_assignment(
