@@ -144,9 +144,10 @@ def _note_unknown_brokers(inv: Invocation, error: BaseException) -> None:
 
 
 def _generate_balanced(inv: Invocation, balanced, text: str):
+    from kreassign.planning.pipeline import BalanceRequest
+
     args = inv.args
-    return balanced.generate_balanced(
-        inv.port,
+    request = BalanceRequest(
         text,
         args.value("broker-list"),
         rack_aware=not args.has("disable-rack-aware"),
@@ -154,12 +155,12 @@ def _generate_balanced(inv: Invocation, balanced, text: str):
         engine=balanced.check_choice("engine", str(args.value("engine")), balanced.ENGINES),
         spark_master=args.value("spark-master"),
         spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
-        out=inv.text_out,
         max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
         move_budget=balanced.parse_move_budget(args.value("move-budget")),
         bytes_tolerance=balanced.parse_bytes_tolerance(args.value("bytes-tolerance")),
         texts=inv.json_mode,
     )
+    return balanced.generate_balanced(inv.port, request, inv.text_out)
 
 
 def _other_plan(inv: Invocation, strategy: str):
