@@ -83,6 +83,17 @@ class SnapshotPartition:
     size_bytes: int | None = None
     leader: int | None = None
     isr: tuple[int, ...] = ()
+    write_bytes_per_s: float | None = None
+    """Bytes written per second over the sampling window (``--sample-rates``); None: not sampled."""
+    read_bytes_per_s: float | None = None
+    """Bytes read per second by consumer groups over the window; None: not sampled."""
+
+    @property
+    def rates(self) -> tuple[float, float] | None:
+        """(write, read) bytes per second when the partition has either (the other then 0), else None."""
+        if self.write_bytes_per_s is None and self.read_bytes_per_s is None:
+            return None
+        return (self.write_bytes_per_s or 0.0, self.read_bytes_per_s or 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +119,9 @@ class TopicColumns:
     sizes: list[int | None] = field(default_factory=list)
     leaders: list[int | None] = field(default_factory=list)
     isr: list[tuple[int, ...] | None] = field(default_factory=list)
+    rates: list[tuple[float, float] | None] = field(default_factory=list)
+    """Per partition (write, read) bytes per second, or None; empty while no partition of the topic has any
+    (a snapshot written without ``--sample-rates`` costs nothing)."""
 
     def append(self, partition: SnapshotPartition, dirs: dict[tuple, tuple]) -> None:
         replicas, isr = partition.replicas, partition.isr
@@ -118,6 +132,13 @@ class TopicColumns:
         self.sizes.append(partition.size_bytes)
         self.leaders.append(partition.leader)
         self.isr.append(None if isr == replicas else isr)
+        rates = partition.rates
+        if rates is not None or self.rates:
+            self.rates.extend([None] * (len(self.partitions) - 1 - len(self.rates)))
+            self.rates.append(rates)
+
+    def rates_at(self, index: int) -> tuple[float, float] | None:
+        return self.rates[index] if index < len(self.rates) else None
 
     def isr_at(self, index: int) -> tuple[int, ...]:
         isr = self.isr[index]
@@ -131,6 +152,7 @@ class TopicColumns:
             self.sizes[index],
             self.leaders[index],
             self.isr_at(index),
+            *(self.rates_at(index) or (None, None)),
         )
 
     def sort(self) -> None:
@@ -139,7 +161,11 @@ class TopicColumns:
         if parts == sorted(parts):
             return
         order = sorted(range(len(parts)), key=parts.__getitem__)
-        for column in ("partitions", "replicas", "log_dirs", "sizes", "leaders", "isr"):
+        columns = ["partitions", "replicas", "log_dirs", "sizes", "leaders", "isr"]
+        if self.rates:
+            self.rates.extend([None] * (len(parts) - len(self.rates)))
+            columns.append("rates")
+        for column in columns:
             values = getattr(self, column)
             setattr(self, column, [values[i] for i in order])
 

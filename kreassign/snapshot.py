@@ -24,7 +24,11 @@ Standard library only. The format (version 1), one JSON object per line, UTF-8, 
   "size_bytes":1048576,"leader":1,"isr":[1,2,3]}``.
 
 ``size_bytes`` is the partition's size on disk: the largest size DescribeLogDirs reports among its
-current replicas (normally the leader's log), in bytes; null when no replica reported one.
+current replicas (normally the leader's log), in bytes; null when no replica reported one. A snapshot taken
+with ``--sample-rates SECONDS`` gives a sampled partition two more fields after ``size_bytes``:
+``write_bytes_per_s`` and ``read_bytes_per_s`` (numbers, 0 or more; one missing or null reads as 0 when the
+other is there), the rates :mod:`kreassign.planning.traffic` estimated over the window;
+:meth:`SnapshotCluster.recorded_rates` gives them.
 ``log_dirs`` gives, per replica in ``replicas`` order, the log directory holding it (null if unknown).
 Brokers come before topics; a partition line may only follow its topic line. Readers stream the file;
 Spark reads the same file as a DataFrame (``kreassign.spark``).
@@ -37,6 +41,7 @@ read-only ``ClusterPort``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -141,16 +146,19 @@ def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
         topic = snapshot.topics[name]
         yield {"type": "topic", "topic": name, "min_insync_replicas": topic.min_insync_replicas}
         for p in sorted(topic.partitions, key=lambda p: p.partition):
-            yield {
+            record = {
                 "type": "partition",
                 "topic": name,
                 "partition": p.partition,
                 "replicas": list(p.replicas),
                 "log_dirs": list(p.log_dirs) if p.log_dirs else [None] * len(p.replicas),
                 "size_bytes": p.size_bytes,
-                "leader": p.leader,
-                "isr": list(p.isr),
             }
+            if p.rates is not None:  # only when sampled: a snapshot without rates stays as it was
+                record["write_bytes_per_s"], record["read_bytes_per_s"] = p.rates
+            record["leader"] = p.leader
+            record["isr"] = list(p.isr)
+            yield record
 
 
 def write_snapshot(snapshot: ClusterSnapshot, stream: IO[str]) -> None:
@@ -257,6 +265,19 @@ def _int(record: Mapping[str, Any], key: str, where: str, optional: bool = False
     return value
 
 
+RATE_FIELDS = ("write_bytes_per_s", "read_bytes_per_s")
+
+
+def _rate(record: Mapping[str, Any], key: str, where: str) -> float | None:
+    """An optional rate: a finite number, 0 or more (NaN and Infinity, which Python's JSON reads, refused)."""
+    value = record.get(key)
+    if value is None:
+        return None
+    if type(value) not in (int, float) or not 0 <= value < math.inf:
+        raise SnapshotFormatError(f"{where}: {key} must be a number of bytes per second, 0 or more")
+    return float(value)
+
+
 def _ints(record: Mapping[str, Any], key: str, where: str) -> tuple[int, ...]:
     value = record.get(key) or []
     if type(value) is not list or not all(type(v) is int for v in value):
@@ -339,6 +360,8 @@ def _read_record(
             _int(record, "size_bytes", where, optional=True),
             _int(record, "leader", where, optional=True),
             _ints(record, "isr", where),
+            _rate(record, "write_bytes_per_s", where),
+            _rate(record, "read_bytes_per_s", where),
         )
     # other types are ignored: later versions may add records older readers can skip
     return None
@@ -379,6 +402,25 @@ def _is_int_or_none(values: Sequence[Any]) -> bool:
 
 
 _PARTITION_FIELDS = itemgetter("partition", "replicas", "log_dirs", "size_bytes", "leader", "isr")
+_WRITE_RATE, _READ_RATE = (methodcaller("get", key) for key in RATE_FIELDS)
+_PLAIN_PARTITION_KEYS = 8
+
+
+def _rates_column(records: list[dict[str, Any]]) -> list[tuple[float, float] | None] | None:
+    """The (write, read) rates of the records, [] when none has any, or None when one needs the exact checks.
+    Records of 8 keys (type, topic and the 6 fields read, all there) have no rate: a file written without
+    rates costs one len per record."""
+    if max(map(len, records)) <= _PLAIN_PARTITION_KEYS:
+        return []
+    writes, reads = list(map(_WRITE_RATE, records)), list(map(_READ_RATE, records))
+    values = [v for v in chain(writes, reads) if v is not None]
+    if not values:
+        return []
+    if not set(map(type, values)) <= {int, float} or not all(0 <= v < math.inf for v in values):  # NaN too
+        return None
+    return [
+        None if w is None and r is None else (float(w or 0), float(r or 0)) for w, r in zip(writes, reads, strict=True)
+    ]
 
 
 def _read_partitions_fast(records: list[dict[str, Any]], topic: TopicColumns, dirs: dict[tuple, tuple]) -> bool:
@@ -401,6 +443,12 @@ def _read_partitions_fast(records: list[dict[str, Any]], topic: TopicColumns, di
         and all(replicas)
     ):
         return False
+    rates = _rates_column(records)
+    if rates is None:
+        return False
+    if rates or topic.rates:
+        topic.rates += [None] * (len(topic.partitions) - len(topic.rates))
+        topic.rates += rates or repeat(None, len(records))
     topic.partitions += partitions
     topic.replicas += map(tuple, replicas)
     dir_tuples = list(map(tuple, log_dirs))
@@ -539,6 +587,21 @@ def snapshot_from_cluster(port: ClusterPort, topics: Sequence[str] | None = None
         mir = configs.get(ConfigResource(ResourceType.TOPIC, name), {}).get(MIN_INSYNC_REPLICAS)
         snapshot_topics[name] = SnapshotTopic(name, tuple(parts), int(mir) if mir is not None else None)
     return ClusterSnapshot(tuple(snapshot_brokers), snapshot_topics)
+
+
+def with_rates(snapshot: ClusterSnapshot, rates: Mapping[TopicPartition, tuple[float, float]]) -> ClusterSnapshot:
+    """The snapshot with each partition's sampled (write, read) bytes per second, rounded to 0.1 B/s
+    (partitions without a sample keep none)."""
+    topics = {}
+    for name, topic in snapshot.topics.items():
+        parts = []
+        for p in topic.partitions:
+            sampled = rates.get(TopicPartition(name, p.partition))
+            if sampled is not None:
+                p = replace(p, write_bytes_per_s=round(sampled[0], 1), read_bytes_per_s=round(sampled[1], 1))
+            parts.append(p)
+        topics[name] = replace(topic, partitions=tuple(parts))
+    return ClusterSnapshot(snapshot.brokers, topics)
 
 
 # ---------------------------------------------------------------------------------------- read-only port
@@ -787,6 +850,17 @@ class SnapshotCluster:
 
     def committed_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, dict[str, int]]:
         raise CommandError(f"{self.source} is a cluster snapshot: it holds no committed offsets")
+
+    def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
+        """(write_bytes_per_s, read_bytes_per_s) of each partition the snapshot has rates for (taken with
+        ``--sample-rates``); {} for a snapshot without them."""
+        return {
+            TopicPartition(topic.name, p): rates
+            for topic in self.columns.topics.values()
+            if topic.rates
+            for p, rates in zip(topic.partitions, topic.rates, strict=False)
+            if rates is not None
+        }
 
     def snapshot_file(self) -> str | None:
         return self.source if os.path.exists(self.source) else None

@@ -368,7 +368,11 @@ def _plan_with_spark(port, topics, ctx, spark_master, spark_conf) -> dict[tuple[
         return plan_balanced_spark(path, topics, ctx, master=spark_master, conf=spark_conf)
 
 
-def write_cluster_snapshot(port, path: str, topics_json: str | None, err: Output) -> None:
+def write_cluster_snapshot(
+    port, path: str, topics_json: str | None, err: Output, sample_rates_s: int | None = None
+) -> None:
+    """The snapshot of the cluster (or of ``topics_json``'s topics) to ``path``; with ``sample_rates_s``, each
+    partition's write and read rates sampled over that many seconds are recorded in it."""
     from kreassign.formats import check_topic_duplicates, parse_topics_to_move_json
     from kreassign.snapshot import save_snapshot, snapshot_from_cluster
 
@@ -377,10 +381,15 @@ def write_cluster_snapshot(port, path: str, topics_json: str | None, err: Output
         topics = parse_topics_to_move_json(topics_json)
         check_topic_duplicates(topics)
     snapshot = snapshot_from_cluster(port, topics)
+    sampled = ""
+    if sample_rates_s is not None:
+        from kreassign.actions.traffic import snapshot_rates
+
+        snapshot, sampled = snapshot_rates(port, snapshot, sample_rates_s, err)
     save_snapshot(snapshot, path)
     err(
         f"Wrote cluster snapshot {path}: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} topic(s), "
-        f"{snapshot.partition_count} partition(s).\n"
+        f"{snapshot.partition_count} partition(s){sampled}.\n"
     )
 
 

@@ -10,6 +10,7 @@ from kreassign.cluster.port import ClusterPort
 from kreassign.humanize import format_bytes
 from kreassign.model import TopicPartition, TopicPartitionReplica
 from kreassign.planning.traffic import LogSample, PartitionRates, SlowMove, estimate_rates, slow_moves
+from kreassign.snapshot import ClusterSnapshot, with_rates
 
 
 def _log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
@@ -39,8 +40,10 @@ def sample_rates(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[TopicPartition, PartitionRates]:
-    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart (the
-    window is the time measured between the two, so slow Admin calls do not skew the rates)."""
+    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart. The
+    window is the time measured from the start of the first round of Admin calls to the start of the second:
+    each value is read at the same point of its round, so slow calls neither lengthen nor shorten it (the
+    end of the second round would add that round's duration)."""
     wanted = list(dict.fromkeys(partitions))
     if not wanted:
         return {}
@@ -48,10 +51,37 @@ def sample_rates(
     before = _log_samples(port, wanted)
     committed_before = port.committed_offsets(wanted)
     sleep(max(window_s - (clock() - began), 0.0))
+    second = clock()
     after = _log_samples(port, wanted)
     committed_after = port.committed_offsets(wanted)
-    elapsed = max(clock() - began, window_s)
+    elapsed = max(second - began, 1e-3)
     return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]
+
+
+def snapshot_rates(
+    port: ClusterPort,
+    snapshot: ClusterSnapshot,
+    window_s: int,
+    err: Callable[[str], object],
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[ClusterSnapshot, str]:
+    """``--write-cluster-snapshot --sample-rates``: the snapshot with the rates of its partitions sampled over
+    ``window_s`` seconds, and the words the closing stderr line adds. What the estimate did about an edge
+    case (retention deleting, offsets reset) is a warning on stderr, the first few of them."""
+    partitions = [TopicPartition(name, p.partition) for name, t in snapshot.topics.items() for p in t.partitions]
+    err(f"Sampling the write and read rates of {len(partitions)} partition(s) over {window_s} s.\n")
+    rates = sample_rates(port, partitions, window_s, sleep=sleep, clock=clock)
+    notes = [f"{tp}: {note}" for tp, r in sorted(rates.items()) for note in r.notes]
+    for note in notes[:_NOTES_SHOWN]:
+        err(f"kreassign: warning: {note}\n")
+    if len(notes) > _NOTES_SHOWN:
+        err(f"kreassign: warning: and {len(notes) - _NOTES_SHOWN} more such notes.\n")
+    recorded = {tp: (r.write_bytes_per_s, r.read_bytes_per_s) for tp, r in rates.items()}
+    return with_rates(snapshot, recorded), f", rates of {len(recorded)} sampled over {window_s} s"
+
+
+_NOTES_SHOWN = 5
 
 
 def adding_replicas(

@@ -298,4 +298,5 @@ def _validate_snapshot_action(parsed: ParsedArgs) -> Request:
     for spec in parsed.seen:
         if spec.name != SNAPSHOT_ACTION and spec.name not in SNAPSHOT_ACTION_ARGS:
             raise UsageError(f'Option "{spec}" can\'t be used with action "{SPECS[SNAPSHOT_ACTION]}"')
+    _validate_values(parsed)  # --sample-rates
     return Request(SNAPSHOT_ACTION, parsed)

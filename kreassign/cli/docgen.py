@@ -86,7 +86,7 @@ def options() -> list[Option]:
 
 def actions_of(name: str) -> list[str]:
     """The actions an option can be used with (the action flags themselves: none)."""
-    if name in ACTIONS or name in ("help", "version"):
+    if name in ACTIONS or name in ("help", "version", SNAPSHOT_ACTION):
         return []
     return [
         a
@@ -95,7 +95,7 @@ def actions_of(name: str) -> list[str]:
         or name in permitted_args(a, True)
         or name in permitted_args(a, False)
         or name in ZOOKEEPER_PERMITTED_ARGS.get(a, ())
-    ]
+    ] + ([SNAPSHOT_ACTION] if name in SNAPSHOT_ACTION_ARGS else [])
 
 
 # ----------------------------------------------------------------------------------------------- bash

@@ -267,9 +267,9 @@ _SPECS = (
         "sample-rates",
         Arity.REQUIRED,
         int,
-        help="with --execute and a --throttle, first sample each moved partition's write and read rates over this "
-        "many seconds (Admin calls only) and name the moves written at or above their share of the throttle: a "
-        "warning on stderr for the Apache form, a refusal for a batched run (see --allow-slow-moves).",
+        help="sample partitions' write and read rates over this many seconds (Admin calls only): --execute with a "
+        "--throttle names the moves written at or above their share of it (a warning for the Apache form, a "
+        "refusal for a batched run: see --allow-slow-moves); --write-cluster-snapshot records them.",
         metavar="SECONDS",
         apache=False,
         panel=PROGRESS_PANEL,
@@ -629,4 +629,4 @@ ZOOKEEPER_FORBIDDEN_OPTIONS = (
 
 SNAPSHOT_ACTION = "write-cluster-snapshot"
 """Not one of the Apache ACTIONS (whose usage message lists them): an action when given alone."""
-SNAPSHOT_ACTION_ARGS = ("bootstrap-server", "command-config", "topics-to-move-json-file")
+SNAPSHOT_ACTION_ARGS = ("bootstrap-server", "command-config", "topics-to-move-json-file", "sample-rates")

@@ -1030,3 +1030,6 @@ class KafkaCluster:
         from kreassign.cluster import traffic_calls
 
         return traffic_calls.committed_offsets(self, partitions)
+
+    def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
+        return {}  # a live cluster records no rates: --sample-rates measures them

@@ -233,6 +233,11 @@ class ClusterPort(Protocol):
         now) and replicas on brokers the cluster does not know are left out."""
         ...
 
+    def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
+        """(write_bytes_per_s, read_bytes_per_s) of the partitions whose rates a cluster snapshot recorded
+        (``--write-cluster-snapshot --sample-rates``); {} for a live cluster, which records none."""
+        ...
+
     def snapshot_file(self) -> str | None:
         """The cluster snapshot file this port reads, when it reads one from disk (Spark reads it as
         is); None for a live or simulated cluster."""

@@ -458,6 +458,9 @@ class SimulatedCluster:
                 result[r] = part.end_offset
         return result
 
+    def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
+        return {}
+
     def snapshot_file(self) -> str | None:
         return None
 

@@ -15,9 +15,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kreassign.model import TopicColumns
+from kreassign.model import TopicColumns, TopicPartition
 from kreassign.planning.context import BalanceContext, Row
 from kreassign.planning.planstate import Rest
+from kreassign.snapshot import RATE_FIELDS, SnapshotFormatError
 from kreassign.spark.counts import _kept_and_forced, _minimum, _minimum_of, _stay
 from kreassign.spark.frames import _INTS, _KEEP, _keep, _replace, _table, _Timings
 from kreassign.spark.pipeline import _plan_frame
@@ -32,6 +33,8 @@ _RAW_SCHEMA = T.StructType(
         T.StructField("replicas", T.ArrayType(T.LongType())),
         T.StructField("log_dirs", T.ArrayType(T.StringType())),
         T.StructField("size_bytes", T.LongType()),
+        T.StructField("write_bytes_per_s", T.DoubleType()),
+        T.StructField("read_bytes_per_s", T.DoubleType()),
     ]
 )
 
@@ -64,6 +67,7 @@ class SnapshotPlanner:
                 F.coalesce("size_bytes", F.lit(0)).alias("size"),
                 F.col("replicas").alias("current"),
                 "log_dirs",
+                *RATE_FIELDS,  # null when not sampled (--write-cluster-snapshot --sample-rates)
             )
         )
         self.rows = _keep(rows, self.cached)
@@ -314,6 +318,25 @@ class SnapshotPlanner:
             .dropDuplicates(["topic", "partition", "b", "d"])
         )
         return {int(r.b): int(r[1]) for r in others.groupBy("b").agg(F.sum("size_bytes")).collect()}
+
+    def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
+        """One job: :meth:`kreassign.snapshot.SnapshotCluster.recorded_rates` of the partitions planned, with the
+        row reader's rule (a number, 0 or more; one of the two missing is 0). A value that is not a number
+        fails the read of the file (FAILFAST), as a size that is not one does."""
+        sampled = F.col(RATE_FIELDS[0]).isNotNull() | F.col(RATE_FIELDS[1]).isNotNull()
+        table = self.parts.where(sampled).select("topic", "partition", *RATE_FIELDS).toArrow()
+        topics, partitions, writes, reads = (table.column(name).to_pylist() for name in table.column_names)
+        rates = {}
+        for topic, partition, *pair in zip(topics, partitions, writes, reads, strict=True):
+            for key, value in zip(RATE_FIELDS, pair, strict=True):
+                if value is not None and not 0 <= value < float("inf"):
+                    raise SnapshotFormatError(
+                        f"Invalid cluster snapshot {self.path}: partition {topic}-{partition}: {key} must be a "
+                        "number of bytes per second, 0 or more"
+                    )
+            rates[TopicPartition(topic, partition)] = (pair[0] or 0.0, pair[1] or 0.0)
+        self.tick("recorded rates")
+        return rates
 
     def log_dirs(self) -> list[str]:
         """One job: the distinct log dirs of the partitions planned."""

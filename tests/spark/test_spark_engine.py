@@ -413,3 +413,56 @@ def run_argv(argv) -> tuple[str, str]:
     finally:
         app._stderr = saved
     return out.getvalue(), err.getvalue()
+
+
+def test_the_spark_reader_gives_the_rates_of_the_row_reader(spark, tmp_path):
+    """A snapshot taken with --sample-rates: the Spark reader of the file (SnapshotPlanner) gives the very
+    rates of the row reader (SnapshotCluster), partitions without rates left out, integers as floats and one
+    field alone as the other 0; its survey is that of the file without rates; a negative rate is one line."""
+    import json
+    import random
+    import re
+
+    from kreassign.snapshot import SnapshotCluster, SnapshotFormatError
+    from kreassign.spark.planner import SnapshotPlanner
+
+    plain = tmp_path / "synthetic.jsonl"
+    write_synthetic(str(plain), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    rnd = random.Random(5)
+    lines = []
+    for line in plain.read_text().splitlines():
+        record = json.loads(line)
+        if record["type"] == "partition" and rnd.random() < 0.7:
+            fields = rnd.choice(
+                [("write_bytes_per_s", "read_bytes_per_s"), ("write_bytes_per_s",), ("read_bytes_per_s",)]
+            )
+            for name in fields:
+                record[name] = rnd.choice([round(rnd.lognormvariate(10, 2), 1), rnd.randrange(5000), 0])
+        lines.append(json.dumps(record, separators=(",", ":")))
+    sampled = tmp_path / "sampled.jsonl"
+    sampled.write_text("\n".join(lines) + "\n")
+    topics = sorted({json.loads(line)["topic"] for line in lines if '"type":"topic"' in line})
+
+    expected = SnapshotCluster.open(str(sampled)).recorded_rates()
+    assert 1200 < len(expected) < 1600
+    planner, without = SnapshotPlanner(spark, str(sampled), topics), SnapshotPlanner(spark, str(plain), topics)
+    try:
+        rates = planner.recorded_rates()
+        assert rates == expected
+        assert all(type(v) is float for pair in rates.values() for v in pair)
+        assert without.recorded_rates() == {} == SnapshotCluster.open(str(plain)).recorded_rates()
+        assert planner.survey() == without.survey()
+    finally:
+        planner.close()
+        without.close()
+
+    bad = tmp_path / "bad.jsonl"
+    text, replaced = re.subn(r'"read_bytes_per_s":[0-9.]+', '"read_bytes_per_s":-3', sampled.read_text(), count=1)
+    assert replaced == 1
+    bad.write_text(text)
+    planner = SnapshotPlanner(spark, str(bad), topics)
+    try:
+        with pytest.raises(SnapshotFormatError, match="read_bytes_per_s must be a number of bytes per second"):
+            planner.recorded_rates()
+    finally:
+        planner.close()

@@ -139,3 +139,24 @@ def test_the_sampler_reads_the_port_and_names_the_slow_move():
     slow = find_slow_moves(sim, {hot: [3, 2], cold: [3, 2]}, 3_000_000, 2, sleep=_writing(sim, {hot: 2_000_000}))
     assert [(m.partition, m.broker) for m in slow] == [(hot, 3)]
     assert slow_move_line(slow[0]).startswith("hot-0 is written at ")
+
+
+def test_slow_admin_calls_do_not_shorten_or_lengthen_the_window():
+    """Each round of Admin calls takes 1 s (the groups' offsets answer late) while 2 MB/s are written and half
+    of it read: the values of the two rounds are 2 s apart, as asked, and the rates are the traffic's (the
+    window measured to the end of the second round, 3 s, gave two thirds of them)."""
+    sim = SimulatedCluster([Broker(1), Broker(2)])
+    sim.add_topic("hot", [(1, 2)], size=100_000, messages=1000)
+    hot = TopicPartition("hot", 0)
+    sim.partitions[hot].committed["g"] = 900
+    writing = _writing(sim, {hot: 2_000_000})
+    committed = sim.committed_offsets
+
+    def late(partitions):
+        writing(1.0)
+        return committed(partitions)
+
+    sim.committed_offsets = late
+    rates = sample_rates(sim, [hot], 2, sleep=writing, clock=sim.clock)
+    assert rates[hot].write_bytes_per_s == pytest.approx(2_000_000)
+    assert rates[hot].read_bytes_per_s == pytest.approx(1_000_000)

@@ -12,5 +12,7 @@ def run(inv: Invocation) -> int:
 
     topics = inv.args.value("topics-to-move-json-file")
     path = str(inv.args.value("write-cluster-snapshot"))
-    write_cluster_snapshot(inv.port, path, read_input_file(topics) if topics is not None else None, inv.err)
+    window = inv.args.long_value("sample-rates")
+    topics_json = read_input_file(topics) if topics is not None else None
+    write_cluster_snapshot(inv.port, path, topics_json, inv.err, sample_rates_s=window)
     return ExitCode.OK
