@@ -26,13 +26,14 @@ from kreassign.cluster.port import ClusterPort, LogDirUsage, all_cordoned, volum
 from kreassign.errors import CommandError, UsageError
 from kreassign.formats import format_topics_json, parse_generate_assignment_args, topics_json_pieces
 from kreassign.humanize import parse_size
-from kreassign.model import TopicColumns
+from kreassign.model import TopicColumns, TopicPartition
 from kreassign.planning.balanced.engine import plan_balanced
 from kreassign.planning.bounds import minimum_movement
 from kreassign.planning.budget import MoveBudget
 from kreassign.planning.bytebalance import DEFAULT_TOLERANCE
 from kreassign.planning.context import Row, make_context
 from kreassign.planning.logdirs import LogDirChoice, choose_dirs, unplanned_volume_bytes, volume_overflows
+from kreassign.planning.netbalance import DEFAULT_TRAFFIC_TOLERANCE
 from kreassign.planning.pipeline import DEFAULT_MAX_DISK_USAGE, BalanceRequest, StageJob, run_stages
 from kreassign.planning.quality import PlanQuality, measure_plan
 
@@ -60,6 +61,8 @@ def check_choice(option: str, value: str, choices: Sequence[str]) -> str:
 
 BALANCED_ONLY = ("replication-factor", "spark-master", "spark-conf", "max-disk-usage", "move-budget", "bytes-tolerance")
 """The options only ``--strategy balanced`` reads."""
+TRAFFIC_OPTIONS = ("sample-rates", "traffic-tolerance")
+"""The options ``--strategy balanced`` and ``--strategy leaders`` read (the traffic goals)."""
 
 
 def check_apache_strategy_options(args) -> None:
@@ -68,6 +71,9 @@ def check_apache_strategy_options(args) -> None:
     for name in BALANCED_ONLY:
         if args.has(name):
             raise UsageError(f"--{name} needs --strategy balanced")
+    for name in TRAFFIC_OPTIONS:
+        if args.has(name):
+            raise UsageError(f"--{name} needs --strategy balanced or --strategy leaders")
     if args.value("engine") == "spark":
         raise UsageError("--engine spark needs --strategy balanced (the Apache placement is sequential)")
 
@@ -110,6 +116,23 @@ def parse_bytes_tolerance(value: str | None) -> float | None:
         raise UsageError(
             f"Invalid --bytes-tolerance '{value}': expected a percentage of the mean bytes per broker, "
             "0 < P <= 100 (e.g. 5), or none"
+        )
+    return pct / 100
+
+
+def parse_traffic_tolerance(value: str | None) -> float:
+    """``--traffic-tolerance``: a percentage of the mean bytes in (and out) per second per broker (``10``,
+    ``7.5%``), default 10."""
+    if value is None:
+        return DEFAULT_TRAFFIC_TOLERANCE
+    try:
+        pct = float(value.strip().removesuffix("%"))
+    except ValueError:
+        pct = -1.0
+    if not 0 < pct <= 100:
+        raise UsageError(
+            f"Invalid --traffic-tolerance '{value}': expected a percentage of the mean bytes in and out per broker, "
+            "0 < P <= 100 (e.g. 10)"
         )
     return pct / 100
 
@@ -184,13 +207,15 @@ class Collected:
     (:func:`kreassign.actions.balanced_file.generate_from_file`):
     ``minimum`` (the fewest replica moves and their bytes) as its job counted it; ``inputs`` and ``usage`` (the
     log dirs of ``inputs.usable``) as :func:`generate_balanced` reads them from the port; ``other_bytes``:
-    :func:`broker_disks`' rest of the disks, as Spark summed it (None: summed from ``usage``)."""
+    :func:`broker_disks`' rest of the disks, as Spark summed it (None: summed from ``usage``); ``rates``: the
+    snapshot's recorded rates (None: read from the port)."""
 
     plan: dict[tuple[str, int], list[int]]
     minimum: tuple[int, int]
     inputs: GenerateInputs
     usage: Mapping[int, Sequence[LogDirUsage]]
     other_bytes: dict[int, int] | None
+    rates: Mapping[TopicPartition, tuple[float, float]] | None = None
 
 
 def generate_balanced(
@@ -244,8 +269,9 @@ def generate_balanced(
     holds = ctx.rack_holds(Counter(map(len, plan.values())))[1] if ctx.uneven_racks() else []
     held = [b for hold in holds for b in hold.brokers]
     engine_plan = {key: list(replicas) for key, replicas in plan.items()} if choose_dirs(volumes, ctx.brokers) else None
+    rates = partition_rates(port, request, rows, None if collected is None else collected.rates)
     for attempt in range(VOLUME_ATTEMPTS):
-        job = StageJob(rows, plan, ctx, request, capacities, other_bytes, held, volumes=volumes)
+        job = StageJob(rows, plan, ctx, request, capacities, other_bytes, held, volumes=volumes, rates=rates)
         results = run_stages(job)
         choice = results["log_dirs"]
         over = volume_overflows(choice)
@@ -271,8 +297,27 @@ def generate_balanced(
     )
     check_volumes(choice, limit)
     check_disk_usage(quality, capacities, other_bytes, limit)
-    quality = replace(quality, log_dirs=choice, rack_holds=tuple(holds))
+    quality = replace(quality, log_dirs=choice, rack_holds=tuple(holds), traffic=results.get("traffic"))
     return print_plan(out, current, plan, choice, request.texts), quality, used
+
+
+def partition_rates(
+    port: ClusterPort,
+    request: BalanceRequest,
+    rows: Sequence[Row],
+    recorded: Mapping[TopicPartition, tuple[float, float]] | None = None,
+) -> dict[tuple[str, int], tuple[float, float]]:
+    """Bytes written and read per second of each partition of ``rows``: sampled on the live cluster over
+    ``request.sample_rates`` seconds (:func:`kreassign.actions.traffic.sample_rates`), else those a cluster
+    snapshot recorded (``recorded``, or the port's); {} when none are known (the plan is then today's)."""
+    if request.sample_rates is not None:
+        from kreassign.actions.traffic import sample_rates
+
+        sampled = sample_rates(port, [TopicPartition(t, p) for t, p, _, _ in rows], request.sample_rates)
+        return {(tp.topic, tp.partition): (r.write_bytes_per_s, r.read_bytes_per_s) for tp, r in sampled.items()}
+    if recorded is None:
+        recorded = port.recorded_rates()
+    return {(tp.topic, tp.partition): pair for tp, pair in recorded.items()}
 
 
 def print_plan(

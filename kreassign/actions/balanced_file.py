@@ -102,7 +102,8 @@ def generate_from_file(
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
         several = choose_dirs(with_volumes(usage), ctx.brokers)
         view = PlanView(planner, ctx, request, totals, capacities, other_bytes, holds, several)
-        stages = guarded(request)
+        rates = port.recorded_rates()
+        stages = guarded(StageJob((), {}, ctx, request, capacities, other_bytes, held, rates=rates))
         # before any change to the plan kept in the JVM: does a stage need every partition?
         relieve = any([stage.whole(view) for stage in stages if not stage.scoped])
         results: dict[str, object] = {}
@@ -127,10 +128,10 @@ def generate_from_file(
             inputs = GenerateInputs(topics, current, cluster, get_broker_metadata(cluster, brokers_to_use, rack_aware))
             ids = [b.id for b in inputs.usable]
             if several:  # logdirs.choose_log_dirs reads the replicas of each dir: the port's (the whole file)
-                collected = Collected(plan, minimum, inputs, port.describe_log_dirs(ids), None)
+                collected = Collected(plan, minimum, inputs, port.describe_log_dirs(ids), None, rates)
             else:  # the rest of each disk as Spark summed it, in the order broker_disks gives it
                 others = {b: other_bytes[b] for b in ids if b in other_bytes}
-                collected = Collected(plan, minimum, inputs, head.describe_log_dirs(ids), others)
+                collected = Collected(plan, minimum, inputs, head.describe_log_dirs(ids), others, rates)
             return generate_balanced(head, replace(request, engine="spark"), out, collected)
         moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
         spreads = view.spreads

@@ -23,6 +23,7 @@ from kreassign.planning.bytebalance import DEFAULT_TOLERANCE, balance_bytes, ban
 from kreassign.planning.capacity import disk_bounds, fit_disk_capacity
 from kreassign.planning.context import BalanceContext, Row
 from kreassign.planning.logdirs import choose_log_dirs
+from kreassign.planning.netbalance import DEFAULT_TRAFFIC_TOLERANCE, Rates, balance_traffic, known_rates
 from kreassign.planning.planstate import MoveBudget, Rest
 
 DEFAULT_MAX_DISK_USAGE = 0.8
@@ -44,6 +45,8 @@ class BalanceRequest:
     max_disk_usage: float = DEFAULT_MAX_DISK_USAGE
     move_budget: MoveBudget | None = None
     bytes_tolerance: float | None = DEFAULT_TOLERANCE
+    traffic_tolerance: float = DEFAULT_TRAFFIC_TOLERANCE  # bytes in and out per broker, when rates are known
+    sample_rates: float | None = None  # seconds: the rates sampled on a live cluster over this window
     texts: bool = True  # False: the result's JSON texts are left empty (the documents printed a piece at a time)
 
 
@@ -51,8 +54,8 @@ class BalanceRequest:
 class StageJob:
     """A stage's inputs: ``rows`` (the partitions as they are now), ``plan`` (changed in place), the rules,
     the disks (``capacities``, ``other_bytes``, the request's limit), the brokers the rack rule holds away from
-    the mean (``held``), ``rest`` (the others' totals when ``rows`` are a scope of topics) and the log dirs of
-    the chosen brokers (``volumes``)."""
+    the mean (``held``), ``rest`` (the others' totals when ``rows`` are a scope of topics), the log dirs of
+    the chosen brokers (``volumes``) and the partitions' traffic (``rates``)."""
 
     rows: Sequence[Row]
     plan: dict[tuple[str, int], list[int]]
@@ -63,6 +66,7 @@ class StageJob:
     held: Collection[int] = ()
     rest: Rest | None = None
     volumes: Mapping[int, Sequence[Any]] = field(default_factory=dict)
+    rates: Rates | None = None  # per partition (bytes written, bytes read) per second; None: unknown
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class Stage:
 
     name: str
     report: str  # the PlanQuality field of its result ("" when the report shows none)
-    guard: Callable[[BalanceRequest], bool]
+    guard: Callable[[StageJob], bool]
     run: Callable[[StageJob], Any]
     scoped: bool = False
     whole: Callable[[Any], bool] = lambda view: True
@@ -126,36 +130,54 @@ def _move_budget(job: StageJob):
     return spend_move_budget(job.rows, job.plan, job.ctx, budget, *_disks(job), rest=job.rest)
 
 
+def _traffic(job: StageJob):
+    assert job.rates is not None
+    request = job.request
+    return balance_traffic(
+        job.rows,
+        job.plan,
+        job.ctx,
+        job.rates,
+        request.traffic_tolerance,
+        *_disks(job),
+        bytes_tolerance=request.bytes_tolerance,
+        held=job.held,
+    )
+
+
 def _log_dirs(job: StageJob):
     return choose_log_dirs(job.rows, job.plan, job.volumes, job.ctx.brokers, job.request.max_disk_usage)
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("disk capacity", "", lambda request: True, _disk, whole=_disk_needs_plan),
+    Stage("disk capacity", "", lambda job: True, _disk, whole=_disk_needs_plan),
     Stage(
         "bytes band",
         "byte_band",
-        lambda request: request.bytes_tolerance is not None,
+        lambda job: job.request.bytes_tolerance is not None,
         _bytes_band,
         scoped=True,
         idle=_bytes_band_idle,
     ),
-    Stage("move budget", "budget", lambda request: request.move_budget is not None, _move_budget, scoped=True),
-    Stage("log dirs", "log_dirs", lambda request: True, _log_dirs, whole=lambda view: view.several),
+    Stage("move budget", "budget", lambda job: job.request.move_budget is not None, _move_budget, scoped=True),
+    # after the hard goals (rack rule, counts, bytes band, disks): bytes in and out per broker; it reads every
+    # partition's replicas (a broker's traffic is that of all it holds and leads)
+    Stage("traffic", "traffic", lambda job: known_rates(job.rates), _traffic),
+    Stage("log dirs", "log_dirs", lambda job: True, _log_dirs, whole=lambda view: view.several),
 )
 """The driver-side stages, in the order they run (the same list for both engines)."""
 
 
-def guarded(request: BalanceRequest, stages: Sequence[Stage] = STAGES) -> list[Stage]:
-    """The stages ``request`` turns on, in order."""
-    return [stage for stage in stages if stage.guard(request)]
+def guarded(job: StageJob, stages: Sequence[Stage] = STAGES) -> list[Stage]:
+    """The stages ``job`` (its request, its rates) turns on, in order."""
+    return [stage for stage in stages if stage.guard(job)]
 
 
 def run_stages(job: StageJob, stages: Sequence[Stage] = STAGES) -> dict[str, Any]:
-    """Runs the stages ``job.request`` turns on, in order, on ``job.plan`` (changed in place); each result by
-    its report field."""
+    """Runs the stages ``job`` turns on, in order, on ``job.plan`` (changed in place); each result by its report
+    field."""
     results: dict[str, Any] = {}
-    for stage in guarded(job.request, stages):
+    for stage in guarded(job, stages):
         done = stage.run(job)
         if stage.report:
             results[stage.report] = done
