@@ -56,6 +56,8 @@ CYCLES_TRIED = 8
 """Leaderships of the taker a cycle may hand on (most traffic first)."""
 CYCLE_RETURNS = 2
 """Leaderships of the third broker of a cycle that may come back to the giver (least traffic first)."""
+SEARCH_MARGIN = 0.2
+"""The share of the tolerance the search leaves each side (it aims at 8 % for a tolerance of 10 %)."""
 WORK_LIMIT = 300_000
 """Candidates the stage looks at, both passes together."""
 
@@ -140,7 +142,7 @@ def balance_traffic(
     state.freeze_bytes(bytes_tolerance, held)
     state.leaderships()
     state.replicas()
-    return state.finish(plan, rows, rates, tolerance)
+    return state.finish(plan, tolerance)
 
 
 def balance_leadership_traffic(
@@ -156,7 +158,7 @@ def balance_leadership_traffic(
     ctx = make_context([(b, None) for b in brokers], None, rows)
     state = _Traffic(sorted(rows), plan, ctx, rates, tolerance, {}, {}, 1.0)
     state.leaderships()
-    return state.finish(plan, rows, rates, tolerance)
+    return state.finish(plan, tolerance)
 
 
 class _Traffic:
@@ -197,13 +199,28 @@ class _Traffic:
             led[leader].add(pid)
             out[leader] += loads[pid]
         self.into, self.out, self.bytes = into, out, held
+        # the cluster now (current replicas, the first leads), for the report
+        self.in_before: dict[int, float] = {}
+        self.out_before: dict[int, float] = {}
+        in_before, out_before = self.in_before, self.out_before
+        for pid, (_, _, current, _) in enumerate(rows):
+            if current:
+                w = writes[pid]
+                for b in current:
+                    in_before[b] = in_before.get(b, 0.0) + w
+                    out_before.setdefault(b, 0.0)
+                leader = current[0]
+                out_before[leader] += pairs[pid][1] + w * (len(current) - 1)
         partitions = sum(1 for replicas in self.reps if replicas)
         self.lfloor, extra = divmod(partitions, len(brokers))
         self.lceil = self.lfloor + (1 if extra else 0)
         n = len(brokers)
         mean_in, mean_out = sum(self.into.values()) / n, sum(self.out.values()) / n
         self.mean = {"in": mean_in, "out": mean_out}
-        self.band = {side: (m * (1 - tolerance), m * (1 + tolerance)) for side, m in self.mean.items()}
+        # the search aims at a band narrower by SEARCH_MARGIN of the tolerance each side, so that brokers it
+        # brings to the edge leave room for the moves of the others
+        aim = tolerance * (1 - SEARCH_MARGIN)
+        self.band = {side: (m * (1 - aim), m * (1 + aim)) for side, m in self.mean.items()}
         self.bounds: dict[int, float] = {}
         if any(capacities.get(b) for b in brokers):
             used_before: dict[int, int] = dict(other_bytes)
@@ -217,6 +234,8 @@ class _Traffic:
         self.work = 0
         self.leader_moves = self.replica_moves = self.extra_bytes = 0
         self.by_size: dict[int, list[tuple[int, int]]] = {}
+        self.top_led: dict[int, list[int]] = {}
+        self.followed: dict[int, dict[int, list[int]]] = {}
 
     def freeze_bytes(self, tolerance: float | None, held: Collection[int]) -> None:
         """The bytes band the replica moves keep; brokers outside it, or held by the racks, keep their bytes."""
@@ -293,16 +312,15 @@ class _Traffic:
                 return
             heavy = self.out[b] > self.band["out"][1]
             best: tuple[float, list[tuple[int, int, int]]] | None = None
+            gap = abs(self.out[b] - self.mean["out"])
             if heavy:
-                tried = heapq.nlargest(LEADERS_TRIED, sorted(self.led[b]), key=self.load)
+                tried = self._tried(sorted(self.led[b]), gap)
                 options = [(p, b, f) for p in tried for f in self.reps[p][1:]]
             else:
-                followed = sorted(self.on[b] - self.led[b])
-                tried = heapq.nlargest(LEADERS_TRIED, followed, key=self.load)
+                tried = self._tried(sorted(self.on[b] - self.led[b]), gap)
                 options = [(p, self.reps[p][0], b) for p in tried]
-            followed_by: dict[int, dict[int, list[int]]] = {}
             for p, giver, taker in options:
-                for chain in self._cycles(p, giver, taker, followed_by):
+                for chain in self._cycles(p, giver, taker):
                     self.work += 1
                     d_out: dict[int, float] = {}
                     for pid, src, dst in chain:
@@ -319,25 +337,55 @@ class _Traffic:
                 self._hand_over(pid, src, dst)
             self.requeue(heap, "out", {c for _, src, dst in best[1] for c in (src, dst)}, stuck)
 
-    def _cycles(
-        self, p: int, giver: int, taker: int, followed_by: dict[int, dict[int, list[int]]]
-    ) -> Iterable[list[tuple[int, int, int]]]:
+    def _top_led(self, b: int) -> list[int]:
+        """The partitions b leads, the most traffic first (kept until a leadership of b changes)."""
+        top = self.top_led.get(b)
+        if top is None:
+            top = self.top_led[b] = sorted(self.led[b], key=lambda p: (-self.loads[p], p))
+        return top
+
+    def _followed(self, b: int) -> dict[int, list[int]]:
+        """The partitions b follows by their leader (kept until one of them changes)."""
+        by_leader = self.followed.get(b)
+        if by_leader is None:
+            by_leader = self.followed[b] = {}
+            reps = self.reps
+            for s in sorted(self.on[b] - self.led[b]):
+                leader = reps[s][0]
+                found = by_leader.get(leader)
+                if found is None:
+                    by_leader[leader] = [s]
+                else:
+                    found.append(s)
+        return by_leader
+
+    def _touched(self, pid: int, *brokers: int) -> None:
+        """Forget what the caches hold of pid's replicas and of ``brokers``."""
+        for b in (*self.reps[pid], *brokers):
+            self.top_led.pop(b, None)
+            self.followed.pop(b, None)
+
+    def _tried(self, pids: list[int], gap: float) -> list[int]:
+        """The partitions a step tries: the :data:`LEADERS_TRIED` with the most traffic, and as many whose
+        leader load is nearest to ``gap`` (what would bring the broker to the mean)."""
+        load = self.load
+        tried = heapq.nlargest(LEADERS_TRIED, pids, key=load)
+        near = heapq.nsmallest(LEADERS_TRIED, pids, key=lambda p: abs(load(p) - gap))
+        return tried + [p for p in near if p not in tried]
+
+    def _cycles(self, p: int, giver: int, taker: int) -> Iterable[list[tuple[int, int, int]]]:
         """Leadership changes that start with p from ``giver`` to ``taker`` (a follower of p) and keep every
         broker's leaders within floor..ceil: alone when the counts allow, else with one back from the taker to
         the giver, or from the taker to a third broker and from it to the giver (of the taker's, the
         :data:`CYCLES_TRIED` with the most traffic; of the third broker's, the :data:`CYCLE_RETURNS` with the
-        least). ``followed_by``: per giver, the partitions it follows by their leader (filled on first use)."""
+        least)."""
         lead = self.led
         if range_ok(len(lead[giver]), len(lead[giver]) - 1, self.lfloor, self.lceil) and range_ok(
             len(lead[taker]), len(lead[taker]) + 1, self.lfloor, self.lceil
         ):
             yield [(p, giver, taker)]
-        by_leader = followed_by.get(giver)
-        if by_leader is None:
-            by_leader = followed_by[giver] = {}
-            for s in sorted(self.on[giver] - lead[giver], key=lambda s: (self.load(s), s)):
-                by_leader.setdefault(self.reps[s][0], []).append(s)
-        for q in heapq.nlargest(CYCLES_TRIED, sorted(lead[taker]), key=self.load):
+        by_leader = self._followed(giver)
+        for q in self._top_led(taker)[:CYCLES_TRIED]:
             if q == p:
                 continue
             followers = self.reps[q][1:]
@@ -345,7 +393,10 @@ class _Traffic:
                 yield [(p, giver, taker), (q, taker, giver)]
             for h in followers:
                 if h != giver:
-                    for s in by_leader.get(h, ())[:CYCLE_RETURNS]:
+                    returns = by_leader.get(h, ())
+                    if len(returns) > CYCLE_RETURNS:  # the least traffic first
+                        returns = sorted(returns, key=lambda s: (self.loads[s], s))[:CYCLE_RETURNS]
+                    for s in returns:
                         if s != p:
                             yield [(p, giver, taker), (q, taker, h), (s, h, giver)]
 
@@ -360,6 +411,7 @@ class _Traffic:
         load = self.load(pid)
         replicas.remove(dst)
         replicas.insert(0, dst)
+        self._touched(pid, src, dst)
         self.led[src].discard(pid)
         self.led[dst].add(pid)
         self.out[src] -= load
@@ -480,7 +532,9 @@ class _Traffic:
             self.extra_bytes += self._price(pid, src, dst)
             replicas = self._replicas_of(pid)
             leads = replicas[0] == src
+            self._touched(pid, src, dst)
             replicas[replicas.index(src)] = dst
+            self._touched(pid)
             self.on[src].discard(pid)
             self.on[dst].add(pid)
             size = self.size[pid]
@@ -502,17 +556,16 @@ class _Traffic:
                 self.out[dst] += load
             self.replica_moves += 1
 
-    def finish(self, plan: dict[tuple[str, int], list[int]], rows: Sequence[Row], rates: Rates, tolerance: float):
+    def finish(self, plan: dict[tuple[str, int], list[int]], tolerance: float) -> TrafficBalance:
         """Writes the changed partitions back into ``plan``; what the stage did."""
         for pid in sorted(self.changed):
             plan[self.keys[pid]] = list(self.reps[pid])
-        in_before, out_before = broker_traffic((((t, p), current) for t, p, current, _ in rows), rates)
         return TrafficBalance(
             tolerance,
             tuple(self.ctx.brokers),
-            in_before,
+            self.in_before,
             dict(self.into),  # the plan places replicas on chosen brokers only
-            out_before,
+            self.out_before,
             dict(self.out),
             self.leader_moves,
             self.replica_moves,

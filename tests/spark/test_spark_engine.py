@@ -112,11 +112,12 @@ def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra
     return run_argv(argv)
 
 
-def both_engines(tmp_path: Path, *extra: str):
+def both_engines(tmp_path: Path, *extra: str, zipf: float | None = None):
     """The synthetic 2,000 partitions on 90 brokers (40 topics) planned by each engine: the snapshot, the
-    topics file, stdout and stderr (``engine`` named without which) per engine."""
+    topics file, stdout and stderr (``engine`` named without which) per engine; ``zipf``: with write and read
+    rates (bench/synthetic.py)."""
     snapshot = tmp_path / "synthetic.jsonl"
-    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50, zipf=zipf)
     topics = tmp_path / "topics.json"
     topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
     outputs, reports = {}, {}
@@ -149,6 +150,21 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
     assert reports["spark"] == reports["local"]
     assert ("Bytes per broker: within" in reports["local"]) == ("none" not in extra)
     assert outputs["local"].startswith("Current partition replica assignment\n")
+
+
+@pytest.mark.parametrize("extra", [(), ("--traffic-tolerance", "5", "--move-budget", "100")], ids=["default", "5pct"])
+def test_traffic_goals_give_the_same_plan_and_report_for_both_engines(spark, tmp_path, extra):
+    """With rates in the snapshot the traffic stage runs on the driver for both engines (the Spark engine
+    collects the plan for it): same plan, same report, the traffic lines in it; and the plan is not the one
+    without rates."""
+    _, topics, outputs, reports = both_engines(tmp_path, *extra, zipf=0.6)
+    assert outputs["spark"] == outputs["local"]
+    assert reports["spark"] == reports["local"]
+    assert "Bytes out per broker: " in reports["local"] and "Traffic: " in reports["local"]
+    plain = tmp_path / "plain.jsonl"
+    write_synthetic(str(plain), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    without, report = run_balanced(plain, topics, "local", 90, *extra)
+    assert without != outputs["local"] and "Traffic: " not in report
 
 
 @pytest.mark.parametrize(

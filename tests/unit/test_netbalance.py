@@ -251,3 +251,39 @@ def test_option_errors_are_one_line(tmp_path, topics, monkeypatch, extra, messag
     code, out, err = cli(argv, monkeypatch)
     assert code == 1 and out == ""
     assert message in err and "Traceback" not in err
+
+
+def test_generate_samples_the_live_cluster_with_sample_rates(monkeypatch):
+    """``--generate --strategy balanced --sample-rates`` on a live cluster (the simulated one here): the rates
+    come from kreassign.actions.traffic.sample_rates over the window, and the traffic stage plans with them;
+    without the option no rate is read and the plan is the bytes-only one."""
+    from functools import partial
+
+    import kreassign.actions.traffic as traffic
+    from kreassign.actions.balanced import generate_balanced
+    from kreassign.cluster.simulated import SimulatedCluster
+    from kreassign.model import Broker, TopicPartition
+    from kreassign.planning.pipeline import BalanceRequest
+    from tests.unit.test_traffic import _writing
+
+    sim = SimulatedCluster([Broker(b, rack="a" if b % 2 else "b") for b in range(1, 5)])
+    sim.add_topic("hot", [(1, 2)] * 4, size=100_000, messages=1000)
+    sim.add_topic("cold", [(3, 4), (4, 3)] * 4, size=100_000, messages=1000)
+    hot = [TopicPartition("hot", p) for p in range(4)]
+    windows = []
+
+    def sampled(port, partitions, window_s, **_):
+        windows.append(window_s)
+        return traffic_sample(port, partitions, window_s, sleep=_writing(sim, dict.fromkeys(hot, 1_000_000)))
+
+    traffic_sample = partial(traffic.sample_rates, clock=sim.clock)
+    monkeypatch.setattr(traffic, "sample_rates", sampled)
+    topics = '{"version":1,"topics":[{"topic":"hot"},{"topic":"cold"}]}'
+    printed: list[str] = []
+    _, quality, _ = generate_balanced(sim, BalanceRequest(topics, "1,2,3,4", sample_rates=3), printed.append)
+    assert windows == [3] and quality.traffic is not None
+    assert quality.traffic.in_before[1] == pytest.approx(4_000_000)  # broker 1 holds every hot partition
+    assert quality.traffic.out_before[1] == pytest.approx(4_000_000)  # and leads them: one follower each
+    assert quality.traffic.spread("out") < quality.traffic.spread("out", after=False)
+    _, plain, _ = generate_balanced(sim, BalanceRequest(topics, "1,2,3,4"), printed.append)
+    assert windows == [3] and plain.traffic is None
