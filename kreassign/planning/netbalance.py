@@ -36,6 +36,8 @@ import bisect
 import heapq
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from kreassign.planning.bytebalance import band_of
 from kreassign.planning.capacity import disk_bounds
@@ -167,7 +169,7 @@ class _Traffic:
         self.keys = keys = [(t, p) for t, p, _, _ in rows]
         self.reps = reps = list(map(plan.__getitem__, keys))  # copied when first changed
         self.changed: set[int] = set()
-        self.current = [frozenset(current) for _, _, current, _ in rows]
+        self.current = currents = list(map(itemgetter(2), rows))
         self.size = sizes = [size or 0 for _, _, _, size in rows]
         zero = (0.0, 0.0)
         pairs = [rates.get(key, zero) for key in keys]
@@ -186,31 +188,29 @@ class _Traffic:
         into = dict.fromkeys(brokers, 0.0)
         out = dict.fromkeys(brokers, 0.0)
         held = dict.fromkeys(brokers, 0)
-        on, led = self.on, self.led
+        add_on = {b: items.add for b, items in self.on.items()}
+        add_led = {b: items.add for b, items in self.led.items()}
         for pid, replicas in enumerate(reps):
             if not replicas:
                 continue
             w, size = writes[pid], sizes[pid]
             for b in replicas:
-                on[b].add(pid)
+                add_on[b](pid)
                 into[b] += w
                 held[b] += size
             leader = replicas[0]
-            led[leader].add(pid)
+            add_led[leader](pid)
             out[leader] += loads[pid]
         self.into, self.out, self.bytes = into, out, held
         # the cluster now (current replicas, the first leads), for the report
-        self.in_before: dict[int, float] = {}
-        self.out_before: dict[int, float] = {}
-        in_before, out_before = self.in_before, self.out_before
-        for pid, (_, _, current, _) in enumerate(rows):
+        holders = sorted(set(chain.from_iterable(currents)))
+        self.in_before = in_before = dict.fromkeys(holders, 0.0)
+        self.out_before = out_before = dict.fromkeys(holders, 0.0)
+        for current, w, (_, r) in zip(currents, writes, pairs, strict=True):
             if current:
-                w = writes[pid]
                 for b in current:
-                    in_before[b] = in_before.get(b, 0.0) + w
-                    out_before.setdefault(b, 0.0)
-                leader = current[0]
-                out_before[leader] += pairs[pid][1] + w * (len(current) - 1)
+                    in_before[b] += w
+                out_before[current[0]] += r + w * (len(current) - 1)
         partitions = sum(1 for replicas in self.reps if replicas)
         self.lfloor, extra = divmod(partitions, len(brokers))
         self.lceil = self.lfloor + (1 if extra else 0)
@@ -224,7 +224,7 @@ class _Traffic:
         self.bounds: dict[int, float] = {}
         if any(capacities.get(b) for b in brokers):
             used_before: dict[int, int] = dict(other_bytes)
-            for pid, current in enumerate(self.current):
+            for pid, current in enumerate(currents):
                 for b in current:
                     used_before[b] = used_before.get(b, 0) + self.size[pid]
             self.bounds = disk_bounds(used_before, capacities, brokers, limit)
@@ -320,16 +320,16 @@ class _Traffic:
                 tried = self._tried(sorted(self.on[b] - self.led[b]), gap)
                 options = [(p, self.reps[p][0], b) for p in tried]
             for p, giver, taker in options:
-                for chain in self._cycles(p, giver, taker):
+                for cycle in self._cycles(p, giver, taker):
                     self.work += 1
                     d_out: dict[int, float] = {}
-                    for pid, src, dst in chain:
+                    for pid, src, dst in cycle:
                         load = self.load(pid)
                         d_out[src] = d_out.get(src, 0.0) - load
                         d_out[dst] = d_out.get(dst, 0.0) + load
                     gained = self.gain({}, d_out)
                     if gained > 1e-12 and (best is None or gained > best[0]):
-                        best = (gained, chain)
+                        best = (gained, cycle)
             if best is None:
                 stuck.add(b)
                 continue
