@@ -411,7 +411,19 @@ class _Traffic:
         load = self.load(pid)
         replicas.remove(dst)
         replicas.insert(0, dst)
-        self._touched(pid, src, dst)
+        # the caches follow the change: src and dst lead other partitions; each follower's index by leader
+        # moves pid from src to dst (src follows it now, dst no longer does)
+        self.top_led.pop(src, None)
+        self.top_led.pop(dst, None)
+        followed = self.followed
+        for f in replicas:
+            by_leader = followed.get(f)
+            if by_leader is None:
+                continue
+            if f != src:
+                by_leader[src].remove(pid)
+            if f != dst:
+                bisect.insort(by_leader.setdefault(dst, []), pid)
         self.led[src].discard(pid)
         self.led[dst].add(pid)
         self.out[src] -= load
