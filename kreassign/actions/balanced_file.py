@@ -25,6 +25,21 @@ from kreassign.planning.logdirs import choose_dirs
 from kreassign.planning.pipeline import BalanceRequest, Stage, StageJob, guarded
 from kreassign.planning.quality import PlanQuality
 
+RATE_KEYS = (b'"write_bytes_per_s"', b'"read_bytes_per_s"')
+
+
+def file_has_rates(path: str) -> bool:
+    """Whether a snapshot file records partitions' rates (``--write-cluster-snapshot --sample-rates``), read
+    a chunk at a time, nothing parsed: without rates the partitions are never loaded in Python."""
+    tail = b""
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            window = tail + chunk
+            if any(key in window for key in RATE_KEYS):
+                return True
+            tail = window[-32:]
+    return False
+
 
 class PlanView:
     """What a stage's ``whole`` and ``idle`` read of the plan Spark keeps: the rules, the per-broker
@@ -102,7 +117,7 @@ def generate_from_file(
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
         several = choose_dirs(with_volumes(usage), ctx.brokers)
         view = PlanView(planner, ctx, request, totals, capacities, other_bytes, holds, several)
-        rates = port.recorded_rates()
+        rates = port.recorded_rates() if file_has_rates(source) else {}  # (reading them loads the partitions)
         stages = guarded(StageJob((), {}, ctx, request, capacities, other_bytes, held, rates=rates))
         # before any change to the plan kept in the JVM: does a stage need every partition?
         relieve = any([stage.whole(view) for stage in stages if not stage.scoped])

@@ -181,6 +181,15 @@ def test_the_bytes_stage_of_a_large_cluster_collects_only_its_scope(spark, tmp_p
 
     monkeypatch.setattr(scope, "REPLICAS_PER_BROKER", 20)
     monkeypatch.setattr(SnapshotPlanner, "collect", lambda self: pytest.fail("the whole plan was collected"))
+    from kreassign.snapshot import SnapshotCluster
+
+    recorded = SnapshotCluster.recorded_rates
+
+    def rates_of_a_loaded_file(self):  # the streamed path never loads the partitions to look for rates
+        assert self.loaded, "the partitions were loaded in Python to read rates the file does not have"
+        return recorded(self)
+
+    monkeypatch.setattr(SnapshotCluster, "recorded_rates", rates_of_a_loaded_file)
     collected: list[int] = []
     scoped = SnapshotPlanner.scoped
 
