@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import hashlib
 import json
 import os
 import re
@@ -303,8 +304,10 @@ def main() -> None:
             else:
                 moved, columns = None, ("-",) * 8
             results[engine] = (wall, peak, driver, moved, out, cpu, columns)
+            digest = hashlib.md5(out.read_bytes()).hexdigest()  # the same plan before and after a refactoring
             print(
-                f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB (driver {driver} MB) moved {moved}", file=sys.stderr
+                f"{size:>9} {engine:>6}: {wall:8.1f} s {peak:7d} MB (driver {driver} MB) moved {moved} md5 {digest}",
+                file=sys.stderr,
             )
         for engine, (wall, peak, driver, moved, out, cpu, columns) in results.items():
             apache = results["apache"][3] if "apache" in results else None

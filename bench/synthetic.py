@@ -27,7 +27,14 @@ def synthetic_records(
     per_topic: int = 100,
     seed: int = 7,
     sigma: float = 1.5,
+    zipf: float | None = None,
+    hot: int = 3,
+    total_write: float = 1e9,
 ):
+    """``zipf``: each partition also gets ``write_bytes_per_s`` (its topic's share of ``total_write`` by a Zipf
+    law of that exponent over the topics, ranked in a random order; each partition of a topic a log-normal share
+    of it) and ``read_bytes_per_s`` (one group reads the ``hot`` topics of the highest rank: their write rate;
+    0 elsewhere). Without it, the file is what it was (the rates come from a generator of their own)."""
     rnd = random.Random(seed)
     yield {"type": "snapshot", "version": 1}
     rack_of = {b: f"rack-{(b - 1) % racks:02d}" for b in range(1, brokers + 1)}
@@ -39,6 +46,13 @@ def synthetic_records(
         by_rack.setdefault(rack_of[b], []).append(b)
     rack_names = sorted(by_rack)
     topic_count = -(-partitions // per_topic)
+    topic_rate: list[float] = []
+    if zipf is not None:
+        traffic = random.Random(seed + 1)
+        ranks = list(range(1, topic_count + 1))
+        traffic.shuffle(ranks)
+        weights = [rank**-zipf for rank in ranks]
+        topic_rate = [total_write * w / sum(weights) for w in weights]
     for t in range(topic_count):
         name = f"topic-{t:05d}"
         yield {"type": "topic", "topic": name, "min_insync_replicas": 2}
@@ -49,7 +63,7 @@ def synthetic_records(
                 choices = [b for b in by_rack[r] if b not in replicas]
                 replicas.append(rnd.choice(choices))
             size = int(rnd.lognormvariate(20, sigma))
-            yield {
+            record = {
                 "type": "partition",
                 "topic": name,
                 "partition": p,
@@ -59,6 +73,12 @@ def synthetic_records(
                 "leader": replicas[0],
                 "isr": replicas,
             }
+            if zipf is not None:
+                count = min(per_topic, partitions - t * per_topic)
+                write = round(topic_rate[t] / count * traffic.lognormvariate(0, 0.3), 1)
+                record["write_bytes_per_s"] = write
+                record["read_bytes_per_s"] = write if ranks[t] <= hot else 0.0
+            yield record
 
 
 def write_synthetic(path: str, partitions: int, **kwargs) -> None:
@@ -78,6 +98,7 @@ def main() -> None:
     parser.add_argument("--partitions-per-topic", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--sigma", type=float, default=1.5, help="of the log-normal law of partition sizes")
+    parser.add_argument("--zipf", type=float, default=None, help="write rates by a Zipf law of this exponent")
     args = parser.parse_args()
     write_synthetic(
         args.out,
@@ -88,6 +109,7 @@ def main() -> None:
         per_topic=args.partitions_per_topic,
         seed=args.seed,
         sigma=args.sigma,
+        zipf=args.zipf,
     )
 
 

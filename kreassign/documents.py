@@ -93,6 +93,19 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
             }
             for h in quality.rack_holds
         ]
+    traffic = quality.traffic
+    if traffic is not None:
+        budget["traffic"] = {
+            "tolerance": traffic.tolerance,
+            "within": traffic.within,
+            "in_spread_before": round(traffic.spread("in", False), 4),
+            "in_spread_after": round(traffic.spread("in"), 4),
+            "out_spread_before": round(traffic.spread("out", False), 4),
+            "out_spread_after": round(traffic.spread("out"), 4),
+            "leaders_changed": traffic.leader_moves,
+            "replicas_moved": traffic.replica_moves,
+            "extra_bytes_moved": traffic.extra_bytes,
+        }
     choice = quality.log_dirs
     if choice is not None and choice.volumes:
         budget["log_dirs"] = {
@@ -140,6 +153,15 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
                     for name in ("replicas", "leaders", "bytes")
                     for i, side in enumerate(("before", "after"))
                 },
+                **(
+                    {}
+                    if traffic is None
+                    else {
+                        f"bytes_{way}_per_s_{side}": round(getattr(traffic, f"{way}_{side}").get(b, 0.0), 1)
+                        for way in ("in", "out")
+                        for side in ("before", "after")
+                    }
+                ),
             }
             for b in quality.shown
         ],

@@ -9,7 +9,13 @@ import json
 import re
 from dataclasses import replace
 
-from kreassign.actions.balanced import BALANCED_ONLY, DEFAULT_MAX_DISK_USAGE, check_volumes, print_plan
+from kreassign.actions.balanced import (
+    BALANCED_ONLY,
+    DEFAULT_MAX_DISK_USAGE,
+    TRAFFIC_OPTIONS,
+    check_volumes,
+    print_plan,
+)
 from kreassign.actions.common import Output
 from kreassign.actions.generate import GenerateResult
 from kreassign.cluster.port import ClusterPort, with_volumes
@@ -86,16 +92,34 @@ def _read(port: ClusterPort, topics_json: str) -> tuple[list[str], dict[str, Top
     return topics, current, rows, brokers
 
 
-def generate_leaders(port: ClusterPort, topics_json: str, *, out: Output) -> tuple[GenerateResult, PlanQuality]:
+def generate_leaders(
+    port: ClusterPort,
+    topics_json: str,
+    *,
+    out: Output,
+    sample_rates: float | None = None,
+    traffic_tolerance: float | None = None,
+) -> tuple[GenerateResult, PlanQuality]:
     """``--strategy leaders``: every partition keeps its replicas, reordered so that preferred leaders are
-    balanced per broker and per topic. The report's brokers: those holding a replica of the topics."""
+    balanced per broker and per topic. The report's brokers: those holding a replica of the topics. When the
+    partitions' rates are known (sampled over ``sample_rates`` seconds, or recorded in a snapshot), the
+    leaderships then change, counts kept, so that bytes out per broker come within ``traffic_tolerance`` of the
+    mean (:func:`kreassign.planning.netbalance.balance_leadership_traffic`)."""
+    from kreassign.actions.balanced import parse_traffic_tolerance, partition_rates
     from kreassign.planning.leaders import plan_leaders
+    from kreassign.planning.netbalance import balance_leadership_traffic, known_rates
+    from kreassign.planning.pipeline import BalanceRequest
 
     _topics, current, rows, _brokers = _read(port, topics_json)
     plan = plan_leaders(rows)
     holders = sorted({b for row in rows for b in row[2]})
+    rates = partition_rates(port, BalanceRequest(topics_json, "", sample_rates=sample_rates), rows)
+    traffic = None
+    if known_rates(rates) and holders:
+        tolerance = traffic_tolerance if traffic_tolerance is not None else parse_traffic_tolerance(None)
+        traffic = balance_leadership_traffic(rows, plan, holders, rates, tolerance)
     quality = measure_plan(rows, plan, holders, minimum=(0, 0))
-    return print_plan(out, current, plan), quality
+    return print_plan(out, current, plan), replace(quality, traffic=traffic)
 
 
 def generate_replacement(
@@ -150,7 +174,8 @@ def check_plan_options(args) -> None:
     what = "--replace-broker" if args.has("replace-broker") else "--strategy leaders"
     if args.has("replace-broker") and args.has("strategy"):
         raise UsageError("--replace-broker is a plan of its own: don't give --strategy with it")
-    for name in ("broker-list", *BALANCED_ONLY):
+    traffic = () if what == "--strategy leaders" else TRAFFIC_OPTIONS  # the leaders plan reads them
+    for name in ("broker-list", *BALANCED_ONLY, *traffic):
         if args.has(name):
             reason = " (replica sets do not change)" if what == "--strategy leaders" else ""
             raise UsageError(f"--{name} can't be used with {what}{reason}")

@@ -223,6 +223,7 @@ def _validate_values(parsed: ParsedArgs) -> None:
     checks = {
         "max-disk-usage": "parse_max_disk_usage",
         "bytes-tolerance": "parse_bytes_tolerance",
+        "traffic-tolerance": "parse_traffic_tolerance",
         "move-budget": "parse_move_budget",
     }
     for name, parser in checks.items():
@@ -246,6 +247,11 @@ def _validate_extensions(action: str, parsed: ParsedArgs) -> None:
         raise UsageError("--topics-regex and --topics-to-move-json-file are alternatives: give one")
     if action == "execute":
         _validate_auto_throttle(parsed)
+    if action == "generate" and parsed.has("sample-rates") and parsed.has("cluster-snapshot-file"):
+        raise UsageError(
+            "--generate --sample-rates samples a live cluster (--bootstrap-server); a snapshot written with "
+            "--write-cluster-snapshot --sample-rates carries its rates"
+        )
     if action == "execute" and parsed.has("cluster-snapshot-file") and not parsed.has("dry-run"):
         # refused before anything is read or printed (the current assignment would come first otherwise)
         raise UsageError(

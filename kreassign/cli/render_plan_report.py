@@ -88,6 +88,7 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
                 f"Log dirs above --max-disk-usage after the plan: {named}{more} (no room on the broker's other "
                 "volumes for the replicas of the listed topics)."
             )
+    lines += traffic_lines(quality)
     spent = quality.budget
     if spent is not None:
         if spent.budget.unit == "bytes":
@@ -99,6 +100,31 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
             other = f"{format_bytes(abs(spent.extra_bytes))} {'more' if spent.extra_bytes >= 0 else 'less'} copied"
         lines.append(f"Move budget: {used} used ({other}) beyond the plan without a budget.")
     lines.append(f"Balancedness score: {quality.score_before:.1f} -> {quality.score_after:.1f} (of 100)")
+    return lines
+
+
+def traffic_lines(quality: PlanQuality) -> list[str]:
+    """Bytes in and out per second per broker, before and after, and what the traffic goals did (only when the
+    partitions' rates are known)."""
+    traffic = quality.traffic
+    if traffic is None:
+        return []
+    lines = []
+    for side in ("in", "out"):
+        sides = []
+        for after in (False, True):
+            values = [getattr(traffic, f"{side}_{'after' if after else 'before'}").get(b, 0.0) for b in traffic.brokers]
+            sides.append(
+                f"{format_bytes(min(values))}/s..{format_bytes(max(values))}/s "
+                f"(up to {100 * traffic.spread(side, after):.1f}% from the mean)"
+            )
+        lines.append(f"Bytes {side} per broker: {sides[0]} -> {sides[1]}.")
+    verdict = "within" if traffic.within else "not all within"
+    lines.append(
+        f"Traffic: {verdict} {100 * traffic.tolerance:g}% of the mean after the plan; {traffic.leader_moves} "
+        f"leadership(s) changed and {traffic.replica_moves} replica(s) moved for it, "
+        f"{format_bytes(max(traffic.extra_bytes, 0))} more copied."
+    )
     return lines
 
 
@@ -140,14 +166,24 @@ def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Bal
     lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    {'after: min..max (std)':<36}")
     for d in quality.dimensions:
         lines.append(f"{_LABELS[d.name]:<22} {_side(d, True):>36} -> {_side(d, False)}")
-    lines.append(f"{'broker':>8} {'replicas':>17} {'leaders':>15} {'bytes':>25}")
+    traffic = quality.traffic
+    head = f"{'broker':>8} {'replicas':>17} {'leaders':>15} {'bytes':>25}"
+    lines.append(head + (f"  {'in /s':>25} {'out /s':>25}" if traffic is not None else ""))
     replicas, leaders, sizes = (quality.per_broker[k] for k in ("replicas", "leaders", "bytes"))
     for b in quality.shown:
         note = "" if b in quality.brokers else "  (removed)"
+        rates = ""
+        if traffic is not None:  # bytes in and out per second, before -> after
+            rates = "".join(
+                f"  {format_bytes(getattr(traffic, side + '_before').get(b, 0.0)):>12} -> "
+                f"{format_bytes(getattr(traffic, side + '_after').get(b, 0.0)):<9}"
+                for side in ("in", "out")
+            )
+            note = rates + note
         lines.append(
             f"{b:>8} {replicas[0].get(b, 0):>7} -> {replicas[1].get(b, 0):<6} "
             f"{leaders[0].get(b, 0):>6} -> {leaders[1].get(b, 0):<5} "
-            f"{format_bytes(sizes[0].get(b, 0)):>10} -> {format_bytes(sizes[1].get(b, 0))}{note}"
+            f"{format_bytes(sizes[0].get(b, 0)):>10} -> {format_bytes(sizes[1].get(b, 0)):<9}{note}".rstrip()
         )
     return "\n".join(lines) + "\n"
 

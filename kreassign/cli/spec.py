@@ -261,9 +261,8 @@ _SPECS = (
         "sample-rates",
         Arity.REQUIRED,
         int,
-        help="sample partitions' write and read rates over this many seconds (Admin calls only): --execute with a "
-        "--throttle names the moves written at or above their share of it (a warning for the Apache form, a "
-        "refusal for a batched run: see --allow-slow-moves); --write-cluster-snapshot records them.",
+        help="sample write and read rates for this long: --execute --throttle names the slow moves (batched: "
+        "refused, see --allow-slow-moves); --write-cluster-snapshot records them; --generate plans with them.",
         metavar="SECONDS",
         apache=False,
         panel=PROGRESS_PANEL,
@@ -484,6 +483,14 @@ _SPECS = (
         panel=PLANS_PANEL,
     ),
     OptionSpec(
+        "traffic-tolerance",
+        Arity.REQUIRED,
+        help="known rates: bytes in/out per broker within PCT of the mean (default 10).",
+        metavar="PCT",
+        apache=False,
+        panel=PLANS_PANEL,
+    ),
+    OptionSpec(
         "bytes-tolerance",
         Arity.REQUIRED,
         help=(
@@ -592,6 +599,8 @@ EXTENSIONS_PER_ACTION: dict[str, tuple[str, ...]] = {
         "replication-factor",
         "max-disk-usage",
         "bytes-tolerance",
+        "traffic-tolerance",
+        "sample-rates",
         "move-budget",
         "replace-broker",
         "topics-regex",

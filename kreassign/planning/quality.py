@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from kreassign.planning.budget import BudgetUse
     from kreassign.planning.bytebalance import ByteBand
     from kreassign.planning.logdirs import LogDirChoice
+    from kreassign.planning.netbalance import TrafficBalance
     from kreassign.planning.racklimits import RackHold
 
 
@@ -95,6 +96,7 @@ class PlanQuality:
     bytes_lower_bound: int = 0  # minimum_bytes, or the band's bound when larger (bounds.band_lower_bound)
     log_dirs: LogDirChoice | None = None  # the dirs named for new replicas on JBOD brokers (logdirs.choose_log_dirs)
     rack_holds: tuple[RackHold, ...] = ()  # racks the rack rule holds away from the mean (racklimits.rack_totals)
+    traffic: TrafficBalance | None = None  # bytes in and out per broker (netbalance), only when rates are known
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)

@@ -112,11 +112,12 @@ def run_balanced(snapshot: Path, topics: Path, engine: str, brokers: int, *extra
     return run_argv(argv)
 
 
-def both_engines(tmp_path: Path, *extra: str):
+def both_engines(tmp_path: Path, *extra: str, zipf: float | None = None):
     """The synthetic 2,000 partitions on 90 brokers (40 topics) planned by each engine: the snapshot, the
-    topics file, stdout and stderr (``engine`` named without which) per engine."""
+    topics file, stdout and stderr (``engine`` named without which) per engine; ``zipf``: with write and read
+    rates (bench/synthetic.py)."""
     snapshot = tmp_path / "synthetic.jsonl"
-    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    write_synthetic(str(snapshot), 2000, brokers=90, racks=30, new=6, per_topic=50, zipf=zipf)
     topics = tmp_path / "topics.json"
     topics.write_text('{"version":1,"topics":[' + ",".join(f'{{"topic":"topic-{t:05d}"}}' for t in range(40)) + "]}")
     outputs, reports = {}, {}
@@ -151,6 +152,21 @@ def test_cli_output_is_byte_identical_for_both_engines(spark, tmp_path, extra):
     assert outputs["local"].startswith("Current partition replica assignment\n")
 
 
+@pytest.mark.parametrize("extra", [(), ("--traffic-tolerance", "5", "--move-budget", "100")], ids=["default", "5pct"])
+def test_traffic_goals_give_the_same_plan_and_report_for_both_engines(spark, tmp_path, extra):
+    """With rates in the snapshot the traffic stage runs on the driver for both engines (the Spark engine
+    collects the plan for it): same plan, same report, the traffic lines in it; and the plan is not the one
+    without rates."""
+    _, topics, outputs, reports = both_engines(tmp_path, *extra, zipf=0.6)
+    assert outputs["spark"] == outputs["local"]
+    assert reports["spark"] == reports["local"]
+    assert "Bytes out per broker: " in reports["local"] and "Traffic: " in reports["local"]
+    plain = tmp_path / "plain.jsonl"
+    write_synthetic(str(plain), 2000, brokers=90, racks=30, new=6, per_topic=50)
+    without, report = run_balanced(plain, topics, "local", 90, *extra)
+    assert without != outputs["local"] and "Traffic: " not in report
+
+
 @pytest.mark.parametrize(
     "extra",
     [(), ("--bytes-tolerance", "1"), ("--move-budget", "300"), ("--bytes-tolerance", "none", "--move-budget", "40")],
@@ -165,6 +181,15 @@ def test_the_bytes_stage_of_a_large_cluster_collects_only_its_scope(spark, tmp_p
 
     monkeypatch.setattr(scope, "REPLICAS_PER_BROKER", 20)
     monkeypatch.setattr(SnapshotPlanner, "collect", lambda self: pytest.fail("the whole plan was collected"))
+    from kreassign.snapshot import SnapshotCluster
+
+    recorded = SnapshotCluster.recorded_rates
+
+    def rates_of_a_loaded_file(self):  # the streamed path never loads the partitions to look for rates
+        assert self.loaded, "the partitions were loaded in Python to read rates the file does not have"
+        return recorded(self)
+
+    monkeypatch.setattr(SnapshotCluster, "recorded_rates", rates_of_a_loaded_file)
     collected: list[int] = []
     scoped = SnapshotPlanner.scoped
 

@@ -144,9 +144,11 @@ def _note_unknown_brokers(inv: Invocation, error: BaseException) -> None:
 
 
 def _generate_balanced(inv: Invocation, balanced, text: str):
+    from kreassign.cli.commands.execute import sampling_window
+    from kreassign.planning.pipeline import BalanceRequest
+
     args = inv.args
-    return balanced.generate_balanced(
-        inv.port,
+    request = BalanceRequest(
         text,
         args.value("broker-list"),
         rack_aware=not args.has("disable-rack-aware"),
@@ -154,12 +156,14 @@ def _generate_balanced(inv: Invocation, balanced, text: str):
         engine=balanced.check_choice("engine", str(args.value("engine")), balanced.ENGINES),
         spark_master=args.value("spark-master"),
         spark_conf=balanced.parse_spark_conf([v for v in args.values.get("spark-conf", []) if v is not None]),
-        out=inv.text_out,
         max_disk_usage=balanced.parse_max_disk_usage(args.value("max-disk-usage")),
         move_budget=balanced.parse_move_budget(args.value("move-budget")),
         bytes_tolerance=balanced.parse_bytes_tolerance(args.value("bytes-tolerance")),
+        traffic_tolerance=balanced.parse_traffic_tolerance(args.value("traffic-tolerance")),
+        sample_rates=sampling_window(inv),
         texts=inv.json_mode,
     )
+    return balanced.generate_balanced(inv.port, request, inv.text_out)
 
 
 def _other_plan(inv: Invocation, strategy: str):
@@ -181,7 +185,16 @@ def _other_plan(inv: Invocation, strategy: str):
     text = _topics_text(inv)
     with _naming_topics_file(args.value("topics-to-move-json-file")):
         if strategy == "leaders":
-            return plans.generate_leaders(inv.port, text, out=inv.text_out)
+            from kreassign.actions.balanced import parse_traffic_tolerance
+            from kreassign.cli.commands.execute import sampling_window
+
+            return plans.generate_leaders(
+                inv.port,
+                text,
+                out=inv.text_out,
+                sample_rates=sampling_window(inv),
+                traffic_tolerance=parse_traffic_tolerance(args.value("traffic-tolerance")),
+            )
         from kreassign.snapshot import SnapshotCluster
 
         live = not isinstance(inv.port, SnapshotCluster)
