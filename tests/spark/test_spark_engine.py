@@ -5,6 +5,7 @@ Needs the ``spark`` extra (pyspark, pandas, pyarrow) and Java; one local Spark s
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 from collections import Counter
@@ -29,11 +30,25 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def spark():
+def spark_sessions():
+    """The module's Spark session, made again when a command line run in this process stopped it (every run
+    of the command line stops its session at the end, and the session is process-wide)."""
     from kreassign.spark.session import spark_session
 
-    with spark_session("local[2]", {}) as session:
-        yield session
+    with contextlib.ExitStack() as stack:
+        made = []
+
+        def live():
+            if not made or made[-1].sparkContext._jsc is None:
+                made.append(stack.enter_context(spark_session("local[2]", {})))
+            return made[-1]
+
+        yield live
+
+
+@pytest.fixture
+def spark(spark_sessions):
+    return spark_sessions()
 
 
 def write(path: Path, rack_of: dict[int, str | None], rows) -> str:
