@@ -209,31 +209,32 @@ def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100,
     for row in sides:
         table.add_row(*row)
     console.print(table)
-    names = ("replicas", "leaders", "bytes")
-    labels = {name: (lambda v: format_bytes(v)) if name == "bytes" else (lambda v: str(v)) for name in names}
+    per_broker = dict(quality.per_broker)
+    traffic = quality.traffic
+    if traffic is not None:  # bytes in and out per second of each broker, before and after
+        per_broker["in /s"] = (traffic.in_before, traffic.in_after)
+        per_broker["out /s"] = (traffic.out_before, traffic.out_after)
+    names = ("replicas", "leaders", "bytes") + (("in /s", "out /s") if traffic is not None else ())
+    labels = {name: (lambda v: str(v)) if name in ("replicas", "leaders") else format_bytes for name in names}
     shown = {b: str(b) if b in quality.brokers else f"{b} (removed)" for b in quality.shown}
     # each column holds a bar and the longest number after it; the bars shrink until the table fits the width
     longest = {
-        name: max(
-            [1, *(len(labels[name](quality.per_broker[name][i].get(b, 0))) for b in quality.shown for i in (0, 1))]
-        )
+        name: max([1, *(len(labels[name](per_broker[name][i].get(b, 0))) for b in quality.shown for i in (0, 1))])
         for name in names
     }
     first = max([len("broker"), *(len(label) for label in shown.values())])
     room = (width - first - 2 * len(names) - sum(n + 1 for n in longest.values())) // len(names)
-    bar_width = max(3, min((width - 8) // 3 - 13, room))
+    bar_width = max(3, min((width - 8) // len(names) - 13, room))
     console.print("Per broker, before the plan (upper bar) and after it (lower bar):", highlight=False)
     brokers = Table(box=None, pad_edge=False, show_edge=False)
     brokers.add_column("broker", justify="right", no_wrap=True)
     for name in names:
         brokers.add_column(name)
-    peaks = {
-        name: max([1, *quality.per_broker[name][0].values(), *quality.per_broker[name][1].values()]) for name in names
-    }
+    peaks = {name: max([1, *per_broker[name][0].values(), *per_broker[name][1].values()]) for name in names}
     for b in quality.shown:
         cells = []
         for name in names:
-            before, after = (quality.per_broker[name][i].get(b, 0) for i in (0, 1))
+            before, after = (per_broker[name][i].get(b, 0) for i in (0, 1))
             label = labels[name]
             cell = Text()
             cell.append(_bar(before, peaks[name], bar_width), style="dim")

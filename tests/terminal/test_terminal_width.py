@@ -90,6 +90,33 @@ def test_plan_reports_fit_the_terminal_without_cutting_a_cell(snapshot, tmp_path
     assert headline.endswith("partition(s).") and shown_whole(lines, headline), screen
 
 
+@pytest.mark.parametrize("cols", COLUMNS)
+def test_the_balanced_report_with_rates_shows_bytes_in_and_out_per_broker_at_the_terminal(tmp_path, cols):
+    """A snapshot with rates (``--write-cluster-snapshot --sample-rates``): the per-broker table at a terminal
+    has bars for bytes in and out per second beside replicas, leaders and bytes, and fits the width."""
+    path = tmp_path / "rated.jsonl"
+    partitions = tuple(
+        SnapshotPartition(p, (1 + p % 2, 3 + p % 2), ("/d1", "/d1"), 3000 + (p * 7919) % 4001, 1 + p % 2, (),
+                          float(1000 * (1 + p % 7)), float(500 * (p % 3)))
+        for p in range(200)
+    )  # fmt: skip
+    brokers = tuple(SnapshotBroker(b, "ab"[b % 2], ("/d1",)) for b in (1, 2, 3, 4))
+    save_snapshot(ClusterSnapshot(brokers, {"orders": SnapshotTopic("orders", partitions, 2)}), str(path))
+    args = ["--generate", "--cluster-snapshot-file", str(path), "--topics-regex", "orders", "--strategy", "balanced",
+            "--broker-list", "1,2,3,4"]  # fmt: skip
+    terminal = Terminal(args, cols=cols, stdout_to=tmp_path / "plan.txt")
+    assert terminal.wait(timeout=120) == 0, terminal.text()
+    lines = [line for line in terminal.lines() if line.strip()]
+    screen = "\n".join(lines)
+    assert all(len(line) <= cols for line in lines), screen
+    [header] = [line for line in lines if line.split()[:1] == ["broker"]]
+    assert header.split() == ["broker", "replicas", "leaders", "bytes", "in", "/s", "out", "/s"], screen
+    rows = lines[lines.index(header) + 1 :]
+    # each broker: two rows (before, after), each with its replicas, leaders, bytes, in and out
+    assert len(rows) >= 8 and all(len(re.findall(r"\d+(?:\.\d+)? ?[KMG]?i?B|\b\d+\b", row)) >= 5 for row in rows[:8])
+    assert shown_whole(lines, "Bytes in per broker:") and shown_whole(lines, "Bytes out per broker:"), screen
+
+
 # ---------------------------------------------------------------------------------------------- live cluster
 @pytest.fixture
 def topic_and_plan(kafka_cluster, port, tmp_path):
