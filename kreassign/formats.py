@@ -31,8 +31,9 @@ from kreassign.javacompat.hashes import (
     java_topic_partition_hash,
 )
 from kreassign.javacompat.hashmap import hash_set_order
+from kreassign.javacompat.jackson_errors import JacksonError
 from kreassign.javacompat.jackson_nodes import JsonValue
-from kreassign.javacompat.jackson_reader import JacksonError, try_parse_full
+from kreassign.javacompat.jackson_reader import try_parse_full
 from kreassign.javacompat.jackson_writer import node_to_string, quote_json_string
 from kreassign.javacompat.text import (
     decode_utf8_like_java,

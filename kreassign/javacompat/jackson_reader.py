@@ -22,123 +22,32 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
-from functools import lru_cache
 from itertools import accumulate
 from typing import Final
 
-from kreassign.errors import InvalidJsonError
 from kreassign.gcpause import gc_paused
+from kreassign.javacompat.jackson_errors import (
+    JSON_EOF_EXCEPTION,
+    JSON_PARSE_EXCEPTION,
+    MAX_ERROR_TOKEN_LENGTH,
+    MAX_NESTING_DEPTH,
+    MAX_NUMBER_LENGTH,
+    MAX_STRING_LENGTH,
+    VALID_VALUES,
+    JsonParseError,
+    location_text,
+    nesting_depth_error,
+    number_length_error,
+)
 from kreassign.javacompat.jackson_nodes import MISSING, JsonValue
+from kreassign.javacompat.jackson_text import (
+    TextBufferModel,
+    char_description,
+    hex_digit_value,
+    is_java_identifier_part,
+    is_java_identifier_start,
+)
 from kreassign.javacompat.text import SURROGATE, from_code_units, java_code_units, utf16_length
-
-# ---------------------------------------------------------------------------------------------------
-# Errors
-# ---------------------------------------------------------------------------------------------------
-
-JSON_PARSE_EXCEPTION: Final = "com.fasterxml.jackson.core.JsonParseException"
-JSON_EOF_EXCEPTION: Final = "com.fasterxml.jackson.core.io.JsonEOFException"
-STREAM_CONSTRAINTS_EXCEPTION: Final = "com.fasterxml.jackson.core.exc.StreamConstraintsException"
-
-
-class JacksonError(InvalidJsonError):
-    """A Jackson ``JsonProcessingException``; ``message`` is exactly its ``getMessage()``."""
-
-    def __init__(self, message: str, java_class: str) -> None:
-        super().__init__(message)
-        self.java_class = java_class
-
-
-class JsonParseError(JacksonError):
-    """``JsonParseException`` (or its subclass ``JsonEOFException``): malformed input."""
-
-
-class StreamConstraintsError(JacksonError):
-    """``StreamConstraintsException``: a document limit was exceeded. Not a ``JsonParseException``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, STREAM_CONSTRAINTS_EXCEPTION)
-
-
-_SOURCE_DESCRIPTION: Final = "REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled)"
-_VALID_VALUES: Final = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
-_MAX_NESTING_DEPTH: Final = 1000
-_MAX_NUMBER_LENGTH: Final = 1000
-_MAX_STRING_LENGTH: Final = 20_000_000
-_MAX_ERROR_TOKEN_LENGTH: Final = 256
-
-
-def _location_text(line: int, column: int) -> str:
-    return f"[Source: {_SOURCE_DESCRIPTION}; line: {line}, column: {column}]"
-
-
-def _nesting_depth_error(depth: int) -> StreamConstraintsError:
-    return StreamConstraintsError(
-        f"Document nesting depth ({depth}) exceeds the maximum allowed ({_MAX_NESTING_DEPTH}, "
-        "from `StreamReadConstraints.getMaxNestingDepth()`)"
-    )
-
-
-def _number_length_error(length: int) -> StreamConstraintsError:
-    return StreamConstraintsError(
-        f"Number value length ({length}) exceeds the maximum allowed ({_MAX_NUMBER_LENGTH}, "
-        "from `StreamReadConstraints.getMaxNumberLength()`)"
-    )
-
-
-def _string_length_error(length: int) -> StreamConstraintsError:
-    return StreamConstraintsError(
-        f"String value length ({length}) exceeds the maximum allowed ({_MAX_STRING_LENGTH}, "
-        "from `StreamReadConstraints.getMaxStringLength()`)"
-    )
-
-
-# ---------------------------------------------------------------------------------------------------
-# Java character classification (on UTF-16 code units, as Jackson sees them)
-# ---------------------------------------------------------------------------------------------------
-
-_JAVA_ID_START_CATEGORIES: Final = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Sc", "Pc"})
-_JAVA_ID_PART_CATEGORIES: Final = _JAVA_ID_START_CATEGORIES | {"Nd", "Mn", "Mc", "Cf"}
-
-
-@lru_cache(maxsize=4096)
-def _is_java_identifier_start(code: int) -> bool:
-    """``Character.isJavaIdentifierStart(int)`` for a UTF-16 code unit."""
-    return unicodedata.category(chr(code)) in _JAVA_ID_START_CATEGORIES
-
-
-@lru_cache(maxsize=4096)
-def _is_java_identifier_part(code: int) -> bool:
-    """``Character.isJavaIdentifierPart(char)``, identifier-ignorable controls included."""
-    if code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F:
-        return True
-    return unicodedata.category(chr(code)) in _JAVA_ID_PART_CATEGORIES
-
-
-def _is_iso_control(code: int) -> bool:
-    return code <= 0x1F or 0x7F <= code <= 0x9F
-
-
-def _char_description(code: int) -> str:
-    """Jackson's ``ParserMinimalBase._getCharDesc``."""
-    if _is_iso_control(code):
-        return f"(CTRL-CHAR, code {code})"
-    if code > 255:
-        return f"'{chr(code)}' (code {code} / 0x{code:x})"
-    return f"'{chr(code)}' (code {code})"
-
-
-def _hex_digit_value(code: int) -> int:
-    """Jackson's ``CharTypes.charToHex``: it masks with 0xFF, so e.g. U+0130 counts as '0'."""
-    low = chr(code & 0xFF)
-    if "0" <= low <= "9":
-        return ord(low) - 48
-    if "a" <= low <= "f":
-        return ord(low) - 87
-    if "A" <= low <= "F":
-        return ord(low) - 55
-    return -1
-
 
 # ---------------------------------------------------------------------------------------------------
 # Reading: public entry points
@@ -189,7 +98,7 @@ def _reject_constant(_name: str) -> float:
 
 
 def _parse_float_checked(text: str) -> float:
-    if len(text) > _MAX_NUMBER_LENGTH:
+    if len(text) > MAX_NUMBER_LENGTH:
         raise _UseJacksonReader
     return float(text)
 
@@ -197,7 +106,7 @@ def _parse_float_checked(text: str) -> float:
 _PYTHON_DECODER: Final = json.JSONDecoder(parse_float=_parse_float_checked, parse_constant=_reject_constant)
 _LEADING_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
 _COMMA_AND_SPACES: Final = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
-_LONG_DIGIT_RUN: Final = re.compile(f"[0-9]{{{_MAX_NUMBER_LENGTH + 1}}}")
+_LONG_DIGIT_RUN: Final = re.compile(f"[0-9]{{{MAX_NUMBER_LENGTH + 1}}}")
 
 
 def _read_with_python_scanner(text: str) -> JsonValue | _NotHandled:
@@ -223,13 +132,13 @@ _BRACKET_DEPTH_CHANGE: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
 _PLAIN_STRING_TOKEN: Final = re.compile(r'"[^"]*"')
 _KEEP_QUOTES_AND_BRACKETS: Final = {code: None for code in range(128) if chr(code) not in '"[]{}'}
 _DIGITS_TO_ZERO: Final = {code: ("0" if chr(code).isdigit() else " ") for code in range(128)}
-_LONG_DIGIT_RUN_MARK: Final = "0" * (_MAX_NUMBER_LENGTH + 1)
+_LONG_DIGIT_RUN_MARK: Final = "0" * (MAX_NUMBER_LENGTH + 1)
 
 
 def _may_nest_too_deep(text: str, start: int = 0, end: int | None = None, outer_depth: int = 0) -> bool:
     """Whether valid JSON ``text[start:end]``, inside ``outer_depth`` containers, nests deeper than
     Jackson allows."""
-    room = _MAX_NESTING_DEPTH - outer_depth
+    room = MAX_NESTING_DEPTH - outer_depth
     end = len(text) if end is None else end
     if text.count("[", start, end) + text.count("{", start, end) <= room:
         return False
@@ -260,7 +169,7 @@ def _has_long_digit_run(text: str) -> bool:
 
 def _may_hold_too_long_string(document: str, value: JsonValue) -> bool:
     """Whether a string or name is longer than Jackson allows (20,000,000 UTF-16 units)."""
-    return _may_have_long_string_token(document) and _longest_string(value) > _MAX_STRING_LENGTH
+    return _may_have_long_string_token(document) and _longest_string(value) > MAX_STRING_LENGTH
 
 
 def _may_have_long_string_token(document: str) -> bool:
@@ -269,11 +178,11 @@ def _may_have_long_string_token(document: str) -> bool:
     Such a string has at least 10,000,000 characters between its quotes, so (without escaped quotes)
     some aligned block of 5,000,000 characters holds no quote.
     """
-    if 2 * len(document) <= _MAX_STRING_LENGTH:
+    if 2 * len(document) <= MAX_STRING_LENGTH:
         return False
     if '\\"' in document:
         return True
-    block = _MAX_STRING_LENGTH // 4
+    block = MAX_STRING_LENGTH // 4
     return any(document.find('"', offset, offset + block) < 0 for offset in range(0, len(document) - block + 1, block))
 
 
@@ -306,113 +215,6 @@ _SIMPLE_ESCAPES: Final = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r",
 _DIGITS: Final = frozenset("0123456789")
 
 
-class _TextBufferModel:
-    """Just enough of Jackson's ``TextBuffer`` to report the same length when a string is too long.
-
-    Jackson validates the length of the segments it has filled, so the number in "String value
-    length (N)" depends on how segments grew during the whole parse.
-    """
-
-    _DEFAULT_ALLOC = 200
-    _MIN_SEGMENT = 500
-    _MAX_SEGMENT = 0x10000
-
-    def __init__(self) -> None:
-        self.segment_length = 0  # length of the current segment (0: none allocated yet)
-        self.current_size = 0
-        self.segments_size = 0
-        self.has_segments = False
-
-    @staticmethod
-    def _validate(length: int) -> None:
-        if length > _MAX_STRING_LENGTH:
-            raise _string_length_error(length)
-
-    def _clear_segments(self) -> None:
-        self.has_segments = False
-        self.current_size = self.segments_size = 0
-
-    def _grown(self, length: int) -> int:
-        return min(max(length + (length >> 1), self._MIN_SEGMENT), self._MAX_SEGMENT)
-
-    def _expand(self) -> None:
-        self.has_segments = True
-        self.segments_size += self.segment_length
-        self.current_size = 0
-        self.segment_length = self._grown(self.segment_length)
-
-    def _finish_segment(self) -> None:
-        self.has_segments = True
-        self.segments_size += self.segment_length
-        self.current_size = 0
-        self._validate(self.segments_size)
-        self.segment_length = self._grown(self.segment_length)
-
-    def reset_with_shared(self) -> None:
-        if self.has_segments:
-            self._clear_segments()
-
-    def reset_with_copy(self, length: int) -> None:
-        if self.has_segments:
-            self._clear_segments()
-        elif self.segment_length == 0:
-            self.segment_length = max(length, self._DEFAULT_ALLOC)
-        self.current_size = self.segments_size = 0
-        room = self.segment_length - self.current_size
-        if room >= length:
-            self.current_size += length
-            return
-        self._validate(self.segments_size + self.current_size + length)
-        length -= room
-        self.current_size = self.segment_length
-        while length > 0:
-            self._expand()
-            amount = min(self.segment_length, length)
-            self.current_size += amount
-            length -= amount
-
-    def current_segment_after_copy(self) -> None:
-        if self.segment_length == 0:
-            self.segment_length = self._DEFAULT_ALLOC
-        elif self.current_size >= self.segment_length:
-            self._expand()
-
-    def unshare(self, shared_length: int) -> None:
-        needed = shared_length + 1
-        if self.segment_length == 0 or needed > self.segment_length:
-            self.segment_length = max(needed, self._DEFAULT_ALLOC)
-        self.segments_size = 0
-        self.current_size = shared_length
-
-    def empty_and_get_current_segment(self) -> None:
-        self.current_size = 0
-        if self.has_segments:
-            self._clear_segments()
-        if self.segment_length == 0:
-            self.segment_length = self._DEFAULT_ALLOC
-
-    def add_checking_before(self, count: int) -> None:
-        """``if (outPtr >= outBuf.length) finishCurrentSegment(); outBuf[outPtr++] = c;`` count times."""
-        while count > 0:
-            if self.current_size >= self.segment_length:
-                self._finish_segment()
-            taken = min(count, self.segment_length - self.current_size)
-            self.current_size += taken
-            count -= taken
-
-    def add_checking_after(self, count: int) -> None:
-        """``outBuf[outPtr++] = c; if (outPtr >= outBuf.length) finishCurrentSegment();`` count times."""
-        while count > 0:
-            taken = min(count, self.segment_length - self.current_size)
-            self.current_size += taken
-            count -= taken
-            if self.current_size >= self.segment_length:
-                self._finish_segment()
-
-    def validate_contents(self) -> None:
-        self._validate(self.segments_size + self.current_size)
-
-
 class _Context:
     __slots__ = ("index", "is_array", "start_column", "start_line")
 
@@ -442,7 +244,7 @@ class _JacksonTreeReader:
         self.token_line = 1
         self.token_column = 0
         self.contexts: list[_Context] = []
-        self.text_buffer = _TextBufferModel()
+        self.text_buffer = TextBufferModel()
         # Complete containers near the top may be read by Python's scanner when nothing in the
         # document can make Jackson see them differently (see _read_with_python_scanner).
         self.python_may_read_children = (
@@ -454,10 +256,10 @@ class _JacksonTreeReader:
     # -- locations and errors ----------------------------------------------------------------------
 
     def _current_location(self) -> str:
-        return _location_text(self.line, self.pos - self.line_start + 1)
+        return location_text(self.line, self.pos - self.line_start + 1)
 
     def _location_minus_one(self) -> str:
-        return _location_text(self.line, self.pos - self.line_start)
+        return location_text(self.line, self.pos - self.line_start)
 
     def _error(self, message: str, location: str, java_class: str = JSON_PARSE_EXCEPTION) -> JsonParseError:
         return JsonParseError(f"{message}\n at {location}", java_class)
@@ -466,16 +268,16 @@ class _JacksonTreeReader:
         return self._error("Unexpected end-of-input" + detail, self._current_location(), JSON_EOF_EXCEPTION)
 
     def _unexpected_char(self, char: str, comment: str) -> JsonParseError:
-        message = f"Unexpected character ({_char_description(ord(char))}): {comment}"
+        message = f"Unexpected character ({char_description(ord(char))}): {comment}"
         return self._error(message, self._location_minus_one())
 
     def _unexpected_number_char(self, char: str, comment: str) -> JsonParseError:
-        message = f"Unexpected character ({_char_description(ord(char))}) in numeric value: {comment}"
+        message = f"Unexpected character ({char_description(ord(char))}) in numeric value: {comment}"
         return self._error(message, self._location_minus_one())
 
     def _invalid_space(self, char: str) -> JsonParseError:
         message = (
-            f"Illegal character ({_char_description(ord(char))}): "
+            f"Illegal character ({char_description(ord(char))}): "
             "only regular white space (\\r, \\n, \\t) is allowed between tokens"
         )
         if char == "\x1e":
@@ -487,7 +289,7 @@ class _JacksonTreeReader:
 
     def _unquoted_control(self, char: str, where: str) -> JsonParseError:
         message = (
-            f"Illegal unquoted character ({_char_description(ord(char))}): "
+            f"Illegal unquoted character ({char_description(ord(char))}): "
             f"has to be escaped using backslash to be included in {where}"
         )
         return self._error(message, self._location_minus_one())
@@ -501,22 +303,22 @@ class _JacksonTreeReader:
 
     def _invalid_token(self, matched: str) -> JsonParseError:
         start = self.pos - len(matched)
-        location = _location_text(self.line, start - self.line_start + 1)
+        location = location_text(self.line, start - self.line_start + 1)
         token = matched
         while self.pos < self.n:
             code = ord(self.s[self.pos])
-            if not _is_java_identifier_part(code):
+            if not is_java_identifier_part(code):
                 break
             self.pos += 1
             token += self.s[self.pos - 1]
-            if len(token) >= _MAX_ERROR_TOKEN_LENGTH:
+            if len(token) >= MAX_ERROR_TOKEN_LENGTH:
                 token += "..."
                 break
-        return self._error(f"Unrecognized token '{token}': was expecting {_VALID_VALUES}", location)
+        return self._error(f"Unrecognized token '{token}': was expecting {VALID_VALUES}", location)
 
     @staticmethod
     def _context_start(context: _Context) -> str:
-        return _location_text(context.start_line, context.start_column)
+        return location_text(context.start_line, context.start_column)
 
     # -- buffers -----------------------------------------------------------------------------------
 
@@ -606,8 +408,8 @@ class _JacksonTreeReader:
     def _open_scope(self, is_array: bool) -> None:
         depth = len(self.contexts) + 1
         self.contexts.append(_Context(is_array, self.token_line, self.token_column))
-        if depth > _MAX_NESTING_DEPTH:
-            raise _nesting_depth_error(depth)
+        if depth > MAX_NESTING_DEPTH:
+            raise nesting_depth_error(depth)
 
     def _close_scope(self, char: str) -> None:
         self._update_location()
@@ -636,7 +438,7 @@ class _JacksonTreeReader:
             return simple
         if char != "u":
             raise self._error(
-                f"Unrecognized character escape {_char_description(ord(char))}", self._location_minus_one()
+                f"Unrecognized character escape {char_description(ord(char))}", self._location_minus_one()
             )
         value = 0
         for _ in range(4):
@@ -644,7 +446,7 @@ class _JacksonTreeReader:
                 raise self._eof_error(" in character escape sequence")
             digit_char = self.s[self.pos]
             self.pos += 1
-            digit = _hex_digit_value(ord(digit_char))
+            digit = hex_digit_value(ord(digit_char))
             if digit < 0:
                 raise self._unexpected_char(digit_char, "expected a hex-digit for character escape sequence")
             value = (value << 4) | digit
@@ -729,7 +531,7 @@ class _JacksonTreeReader:
             self.pos += 1
         if self.pos < n:
             char = s[self.pos]
-            if char >= "0" and char not in "]}" and _is_java_identifier_part(ord(char)):
+            if char >= "0" and char not in "]}" and is_java_identifier_part(ord(char)):
                 raise self._invalid_token(token)
 
     def _non_standard_token(self, token: str) -> JsonParseError:
@@ -752,9 +554,9 @@ class _JacksonTreeReader:
             following = self.s[self.pos]
             self.pos += 1
             return self._invalid_number_start(following, negative=False, has_sign=True)
-        if _is_java_identifier_start(ord(char)):
+        if is_java_identifier_start(ord(char)):
             return self._invalid_token(char)
-        return self._unexpected_char(char, "expected a valid value " + _VALID_VALUES)
+        return self._unexpected_char(char, "expected a valid value " + VALID_VALUES)
 
     def _invalid_number_start(self, char: str, negative: bool, has_sign: bool) -> JsonParseError:
         if char == "I":
@@ -799,14 +601,14 @@ class _JacksonTreeReader:
 
     @staticmethod
     def _integer(text: str, digits: int) -> int:
-        if digits > _MAX_NUMBER_LENGTH:
-            raise _number_length_error(digits)
+        if digits > MAX_NUMBER_LENGTH:
+            raise number_length_error(digits)
         return int(text)
 
     @staticmethod
     def _floating(text: str, digits: int) -> float:
-        if digits > _MAX_NUMBER_LENGTH:
-            raise _number_length_error(digits)
+        if digits > MAX_NUMBER_LENGTH:
+            raise number_length_error(digits)
         return float(text)
 
     def _read_number(self, first: str) -> int | float:

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from kreassign.errors import KreassignError
 from kreassign.javacompat import jackson_reader
 from kreassign.javacompat.doubles import java_double_to_string
+from kreassign.javacompat.jackson_errors import JacksonError
 from kreassign.javacompat.jackson_nodes import MISSING, is_int_node, is_long_node
-from kreassign.javacompat.jackson_reader import JacksonError, read_tree, try_parse_full
+from kreassign.javacompat.jackson_reader import read_tree, try_parse_full
 from kreassign.javacompat.jackson_writer import node_to_string
 from kreassign.javacompat.text import decode_utf8_like_java, java_code_units
 
