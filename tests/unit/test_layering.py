@@ -178,3 +178,16 @@ def test_rules_catch_violations(tmp_path, monkeypatch, module, source, expected)
     assert len(problems) == 1
     assert expected in problems[0]
     assert problems[0].startswith(f"kreassign/{module}:")
+
+
+MODULE_LINE_LIMIT = 900
+
+
+def test_no_module_is_over_the_line_limit():
+    """A module over 900 lines holds several concerns: split it by concern (the house rule of the project)."""
+    over = {
+        str(path.relative_to(PACKAGE_ROOT.parent)): lines
+        for path in MODULES
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINE_LIMIT
+    }
+    assert over == {}
