@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -181,6 +182,8 @@ class _Traffic:
             r + w * (len(replicas) - 1) if replicas else 0.0 for (w, r), replicas in zip(pairs, reps, strict=True)
         ]
         self.load = loads.__getitem__
+        # the order of the partitions a broker leads, most traffic first (lowest id on a tie), a key per partition
+        self.top_key = [(-load, pid) for pid, load in enumerate(loads)].__getitem__
         brokers = ctx.brokers
         self.group = {b: ctx.group(b) for b in brokers}
         self.led: dict[int, set[int]] = {b: set() for b in brokers}
@@ -314,7 +317,7 @@ class _Traffic:
             best: tuple[float, list[tuple[int, int, int]]] | None = None
             gap = abs(self.out[b] - self.mean["out"])
             if heavy:
-                tried = self._tried(sorted(self.led[b]), gap)
+                tried = self._tried(sorted(self.led[b]), gap, self._top_led(b)[:LEADERS_TRIED])
                 options = [(p, b, f) for p in tried for f in self.reps[p][1:]]
             else:
                 tried = self._tried(sorted(self.on[b] - self.led[b]), gap)
@@ -341,22 +344,17 @@ class _Traffic:
         """The partitions b leads, the most traffic first (kept until a leadership of b changes)."""
         top = self.top_led.get(b)
         if top is None:
-            top = self.top_led[b] = sorted(self.led[b], key=lambda p: (-self.loads[p], p))
+            top = self.top_led[b] = sorted(self.led[b], key=self.top_key)
         return top
 
     def _followed(self, b: int) -> dict[int, list[int]]:
         """The partitions b follows by their leader (kept until one of them changes)."""
         by_leader = self.followed.get(b)
         if by_leader is None:
-            by_leader = self.followed[b] = {}
+            by_leader = self.followed[b] = defaultdict(list)
             reps = self.reps
             for s in sorted(self.on[b] - self.led[b]):
-                leader = reps[s][0]
-                found = by_leader.get(leader)
-                if found is None:
-                    by_leader[leader] = [s]
-                else:
-                    found.append(s)
+                by_leader[reps[s][0]].append(s)
         return by_leader
 
     def _touched(self, pid: int, *brokers: int) -> None:
@@ -365,11 +363,11 @@ class _Traffic:
             self.top_led.pop(b, None)
             self.followed.pop(b, None)
 
-    def _tried(self, pids: list[int], gap: float) -> list[int]:
-        """The partitions a step tries: the :data:`LEADERS_TRIED` with the most traffic, and as many whose
-        leader load is nearest to ``gap`` (what would bring the broker to the mean)."""
+    def _tried(self, pids: list[int], gap: float, top: list[int] | None = None) -> list[int]:
+        """The partitions a step tries: the :data:`LEADERS_TRIED` with the most traffic (``top``, when known),
+        and as many whose leader load is nearest to ``gap`` (what would bring the broker to the mean)."""
         load = self.load
-        tried = heapq.nlargest(LEADERS_TRIED, pids, key=load)
+        tried = heapq.nlargest(LEADERS_TRIED, pids, key=load) if top is None else top
         near = heapq.nsmallest(LEADERS_TRIED, pids, key=lambda p: abs(load(p) - gap))
         return tried + [p for p in near if p not in tried]
 
@@ -411,10 +409,14 @@ class _Traffic:
         load = self.load(pid)
         replicas.remove(dst)
         replicas.insert(0, dst)
-        # the caches follow the change: src and dst lead other partitions; each follower's index by leader
+        # the caches follow the change: src leads pid no more, dst leads it; each follower's index by leader
         # moves pid from src to dst (src follows it now, dst no longer does)
-        self.top_led.pop(src, None)
-        self.top_led.pop(dst, None)
+        top = self.top_led.get(src)
+        if top is not None:
+            top.remove(pid)
+        top = self.top_led.get(dst)
+        if top is not None:
+            bisect.insort(top, pid, key=self.top_key)
         followed = self.followed
         for f in replicas:
             by_leader = followed.get(f)
