@@ -182,28 +182,26 @@ class _Traffic:
             r + w * (len(replicas) - 1) if replicas else 0.0 for (w, r), replicas in zip(pairs, reps, strict=True)
         ]
         self.load = loads.__getitem__
-        # the order of the partitions a broker leads, most traffic first (lowest id on a tie), a key per partition
-        self.top_key = [(-load, pid) for pid, load in enumerate(loads)].__getitem__
         brokers = ctx.brokers
         self.group = {b: ctx.group(b) for b in brokers}
         self.led: dict[int, set[int]] = {b: set() for b in brokers}
         self.on: dict[int, set[int]] = {b: set() for b in brokers}
         into = dict.fromkeys(brokers, 0.0)
         out = dict.fromkeys(brokers, 0.0)
-        held = dict.fromkeys(brokers, 0)
         add_on = {b: items.add for b, items in self.on.items()}
         add_led = {b: items.add for b, items in self.led.items()}
         for pid, replicas in enumerate(reps):
             if not replicas:
                 continue
-            w, size = writes[pid], sizes[pid]
+            w = writes[pid]
             for b in replicas:
                 add_on[b](pid)
                 into[b] += w
-                held[b] += size
             leader = replicas[0]
             add_led[leader](pid)
             out[leader] += loads[pid]
+        # bytes are whole numbers: their sum does not depend on the order
+        held = {b: sum(map(sizes.__getitem__, items)) for b, items in self.on.items()}
         self.into, self.out, self.bytes = into, out, held
         # the cluster now (current replicas, the first leads), for the report
         holders = sorted(set(chain.from_iterable(currents)))
@@ -322,15 +320,19 @@ class _Traffic:
             else:
                 tried = self._tried(sorted(self.on[b] - self.led[b]), gap)
                 options = [(p, self.reps[p][0], b) for p in tried]
+            out, loads, off = self.out, self.loads, self.off
             for p, giver, taker in options:
                 for cycle in self._cycles(p, giver, taker):
                     self.work += 1
                     d_out: dict[int, float] = {}
                     for pid, src, dst in cycle:
-                        load = self.load(pid)
+                        load = loads[pid]
                         d_out[src] = d_out.get(src, 0.0) - load
                         d_out[dst] = d_out.get(dst, 0.0) + load
-                    gained = self.gain({}, d_out)
+                    gained = 0.0  # self.gain({}, d_out), inline: the same sum in the same order
+                    for c, d in d_out.items():
+                        if d:
+                            gained += off("out", out[c]) - off("out", out[c] + d)
                     if gained > 1e-12 and (best is None or gained > best[0]):
                         best = (gained, cycle)
             if best is None:
@@ -344,8 +346,13 @@ class _Traffic:
         """The partitions b leads, the most traffic first (kept until a leadership of b changes)."""
         top = self.top_led.get(b)
         if top is None:
-            top = self.top_led[b] = sorted(self.led[b], key=self.top_key)
+            # by load, the highest first; the sort is stable, so ties stay by id
+            top = self.top_led[b] = sorted(sorted(self.led[b]), key=self.load, reverse=True)
         return top
+
+    def _top_key(self, pid: int) -> tuple[float, int]:
+        """The order of :meth:`_top_led`: the most traffic first, the lowest id on a tie."""
+        return -self.loads[pid], pid
 
     def _followed(self, b: int) -> dict[int, list[int]]:
         """The partitions b follows by their leader (kept until one of them changes)."""
@@ -416,7 +423,7 @@ class _Traffic:
             top.remove(pid)
         top = self.top_led.get(dst)
         if top is not None:
-            bisect.insort(top, pid, key=self.top_key)
+            bisect.insort(top, pid, key=self._top_key)
         followed = self.followed
         for f in replicas:
             by_leader = followed.get(f)
