@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -182,6 +181,7 @@ class _Traffic:
             r + w * (len(replicas) - 1) if replicas else 0.0 for (w, r), replicas in zip(pairs, reps, strict=True)
         ]
         self.load = loads.__getitem__
+        self.leader_of = [replicas[0] if replicas else None for replicas in reps]  # kept with reps
         brokers = ctx.brokers
         self.group = {b: ctx.group(b) for b in brokers}
         self.led: dict[int, set[int]] = {b: set() for b in brokers}
@@ -358,10 +358,15 @@ class _Traffic:
         """The partitions b follows by their leader (kept until one of them changes)."""
         by_leader = self.followed.get(b)
         if by_leader is None:
-            by_leader = self.followed[b] = defaultdict(list)
-            reps = self.reps
-            for s in sorted(self.on[b] - self.led[b]):
-                by_leader[reps[s][0]].append(s)
+            by_leader = self.followed[b] = {}
+            found_of = by_leader.get
+            followed = sorted(self.on[b] - self.led[b])
+            for s, leader in zip(followed, map(self.leader_of.__getitem__, followed), strict=True):
+                found = found_of(leader)
+                if found is None:
+                    by_leader[leader] = [s]
+                else:
+                    found.append(s)
         return by_leader
 
     def _touched(self, pid: int, *brokers: int) -> None:
@@ -375,7 +380,8 @@ class _Traffic:
         and as many whose leader load is nearest to ``gap`` (what would bring the broker to the mean)."""
         load = self.load
         tried = heapq.nlargest(LEADERS_TRIED, pids, key=load) if top is None else top
-        near = heapq.nsmallest(LEADERS_TRIED, pids, key=lambda p: abs(load(p) - gap))
+        distance = [abs(x - gap) for x in map(load, pids)]
+        near = [pids[i] for i in heapq.nsmallest(LEADERS_TRIED, range(len(pids)), key=distance.__getitem__)]
         return tried + [p for p in near if p not in tried]
 
     def _cycles(self, p: int, giver: int, taker: int) -> Iterable[list[tuple[int, int, int]]]:
@@ -416,6 +422,7 @@ class _Traffic:
         load = self.load(pid)
         replicas.remove(dst)
         replicas.insert(0, dst)
+        self.leader_of[pid] = dst
         # the caches follow the change: src leads pid no more, dst leads it; each follower's index by leader
         # moves pid from src to dst (src follows it now, dst no longer does)
         top = self.top_led.get(src)
@@ -477,7 +484,8 @@ class _Traffic:
         values = self.into if side == "in" else self.out
         others = [c for c in self.ctx.brokers if c != b and c not in stuck and c not in self.frozen]
         pick = heapq.nsmallest if heavy else heapq.nlargest
-        return pick(PARTNERS_TRIED, others, key=lambda c: (values[c], c) if heavy else (values[c], -c))
+        # the lowest id on a tie: ``others`` are in id order (the context's), and both keep the first on a tie
+        return pick(PARTNERS_TRIED, others, key=values.__getitem__)
 
     def _sized(self, b: int) -> list[tuple[int, int]]:
         items = self.by_size.get(b)
@@ -555,6 +563,8 @@ class _Traffic:
             leads = replicas[0] == src
             self._touched(pid, src, dst)
             replicas[replicas.index(src)] = dst
+            if leads:
+                self.leader_of[pid] = dst
             self._touched(pid)
             self.on[src].discard(pid)
             self.on[dst].add(pid)
