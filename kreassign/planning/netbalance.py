@@ -36,7 +36,7 @@ import bisect
 import heapq
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from operator import itemgetter
 
 from kreassign.planning.bytebalance import band_of
@@ -172,9 +172,8 @@ class _Traffic:
         self.current = currents = list(map(itemgetter(2), rows))
         self.size = sizes = [size or 0 for _, _, _, size in rows]
         zero = (0.0, 0.0)
-        pairs = [rates.get(key, zero) for key in keys]
-        self.write = writes = [w for w, _ in pairs]
-        self.read = [r for _, r in pairs]
+        pairs = list(map(rates.get, keys, repeat(zero)))
+        self.write = writes = list(map(itemgetter(0), pairs))
         # bytes out of each partition's leader: its reads and the replication to its followers (the replication
         # factor of a partition does not change here)
         self.loads = loads = [
@@ -190,16 +189,15 @@ class _Traffic:
         out = dict.fromkeys(brokers, 0.0)
         add_on = {b: items.add for b, items in self.on.items()}
         add_led = {b: items.add for b, items in self.led.items()}
-        for pid, replicas in enumerate(reps):
+        for pid, (replicas, w, load) in enumerate(zip(reps, writes, loads, strict=True)):
             if not replicas:
                 continue
-            w = writes[pid]
             for b in replicas:
                 add_on[b](pid)
                 into[b] += w
             leader = replicas[0]
             add_led[leader](pid)
-            out[leader] += loads[pid]
+            out[leader] += load
         # bytes are whole numbers: their sum does not depend on the order
         held = {b: sum(map(sizes.__getitem__, items)) for b, items in self.on.items()}
         self.into, self.out, self.bytes = into, out, held
@@ -212,7 +210,7 @@ class _Traffic:
                 for b in current:
                     in_before[b] += w
                 out_before[current[0]] += r + w * (len(current) - 1)
-        partitions = sum(1 for replicas in self.reps if replicas)
+        partitions = sum(map(bool, reps))
         self.lfloor, extra = divmod(partitions, len(brokers))
         self.lceil = self.lfloor + (1 if extra else 0)
         n = len(brokers)
