@@ -854,8 +854,11 @@ class SnapshotCluster:
     def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
         """(write_bytes_per_s, read_bytes_per_s) of each partition the snapshot has rates for (taken with
         ``--sample-rates``); {} for a snapshot without them."""
+        return {TopicPartition(*key): rates for key, rates in self.recorded_partition_rates().items()}
+
+    def recorded_partition_rates(self) -> dict[tuple[str, int], tuple[float, float]]:
         return {
-            TopicPartition(topic.name, p): rates
+            (topic.name, p): rates
             for topic in self.columns.topics.values()
             if topic.rates
             for p, rates in zip(topic.partitions, topic.rates, strict=False)

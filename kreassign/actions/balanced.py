@@ -316,7 +316,7 @@ def partition_rates(
         sampled = sample_rates(port, [TopicPartition(t, p) for t, p, _, _ in rows], request.sample_rates)
         return {(tp.topic, tp.partition): (r.write_bytes_per_s, r.read_bytes_per_s) for tp, r in sampled.items()}
     if recorded is None:
-        recorded = port.recorded_rates()
+        return port.recorded_partition_rates()
     return {(tp.topic, tp.partition): pair for tp, pair in recorded.items()}
 
 

@@ -87,3 +87,6 @@ class KafkaCluster(ReassignmentCalls, LogDirCalls, ConfigCalls, OffsetCalls):
 
     def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
         return {}  # a live cluster records no rates: --sample-rates measures them
+
+    def recorded_partition_rates(self) -> dict[tuple[str, int], tuple[float, float]]:
+        return {}

@@ -238,6 +238,10 @@ class ClusterPort(Protocol):
         (``--write-cluster-snapshot --sample-rates``); {} for a live cluster, which records none."""
         ...
 
+    def recorded_partition_rates(self) -> dict[tuple[str, int], tuple[float, float]]:
+        """:meth:`recorded_rates` by (topic, partition), as the planner keys them (no TopicPartition made)."""
+        ...
+
     def snapshot_file(self) -> str | None:
         """The cluster snapshot file this port reads, when it reads one from disk (Spark reads it as
         is); None for a live or simulated cluster."""

@@ -501,6 +501,9 @@ class SimulatedCluster:
     def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
         return {}
 
+    def recorded_partition_rates(self) -> dict[tuple[str, int], tuple[float, float]]:
+        return {}
+
     def snapshot_file(self) -> str | None:
         return None
 

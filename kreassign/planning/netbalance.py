@@ -36,7 +36,7 @@ import bisect
 import heapq
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from operator import itemgetter
 
 from kreassign.planning.bytebalance import band_of
@@ -172,35 +172,34 @@ class _Traffic:
         self.current = currents = list(map(itemgetter(2), rows))
         self.size = sizes = [size or 0 for _, _, _, size in rows]
         zero = (0.0, 0.0)
-        pairs = [rates.get(key, zero) for key in keys]
-        self.write = writes = [w for w, _ in pairs]
-        self.read = [r for _, r in pairs]
+        pairs = list(map(rates.get, keys, repeat(zero)))
+        self.write = writes = list(map(itemgetter(0), pairs))
         # bytes out of each partition's leader: its reads and the replication to its followers (the replication
         # factor of a partition does not change here)
         self.loads = loads = [
             r + w * (len(replicas) - 1) if replicas else 0.0 for (w, r), replicas in zip(pairs, reps, strict=True)
         ]
         self.load = loads.__getitem__
+        self.leader_of = [replicas[0] if replicas else None for replicas in reps]  # kept with reps
         brokers = ctx.brokers
         self.group = {b: ctx.group(b) for b in brokers}
         self.led: dict[int, set[int]] = {b: set() for b in brokers}
         self.on: dict[int, set[int]] = {b: set() for b in brokers}
         into = dict.fromkeys(brokers, 0.0)
         out = dict.fromkeys(brokers, 0.0)
-        held = dict.fromkeys(brokers, 0)
         add_on = {b: items.add for b, items in self.on.items()}
         add_led = {b: items.add for b, items in self.led.items()}
-        for pid, replicas in enumerate(reps):
+        for pid, (replicas, w, load) in enumerate(zip(reps, writes, loads, strict=True)):
             if not replicas:
                 continue
-            w, size = writes[pid], sizes[pid]
             for b in replicas:
                 add_on[b](pid)
                 into[b] += w
-                held[b] += size
             leader = replicas[0]
             add_led[leader](pid)
-            out[leader] += loads[pid]
+            out[leader] += load
+        # bytes are whole numbers: their sum does not depend on the order
+        held = {b: sum(map(sizes.__getitem__, items)) for b, items in self.on.items()}
         self.into, self.out, self.bytes = into, out, held
         # the cluster now (current replicas, the first leads), for the report
         holders = sorted(set(chain.from_iterable(currents)))
@@ -211,7 +210,7 @@ class _Traffic:
                 for b in current:
                     in_before[b] += w
                 out_before[current[0]] += r + w * (len(current) - 1)
-        partitions = sum(1 for replicas in self.reps if replicas)
+        partitions = sum(map(bool, reps))
         self.lfloor, extra = divmod(partitions, len(brokers))
         self.lceil = self.lfloor + (1 if extra else 0)
         n = len(brokers)
@@ -314,20 +313,24 @@ class _Traffic:
             best: tuple[float, list[tuple[int, int, int]]] | None = None
             gap = abs(self.out[b] - self.mean["out"])
             if heavy:
-                tried = self._tried(sorted(self.led[b]), gap)
+                tried = self._tried(sorted(self.led[b]), gap, self._top_led(b)[:LEADERS_TRIED])
                 options = [(p, b, f) for p in tried for f in self.reps[p][1:]]
             else:
                 tried = self._tried(sorted(self.on[b] - self.led[b]), gap)
                 options = [(p, self.reps[p][0], b) for p in tried]
+            out, loads, off = self.out, self.loads, self.off
             for p, giver, taker in options:
                 for cycle in self._cycles(p, giver, taker):
                     self.work += 1
                     d_out: dict[int, float] = {}
                     for pid, src, dst in cycle:
-                        load = self.load(pid)
+                        load = loads[pid]
                         d_out[src] = d_out.get(src, 0.0) - load
                         d_out[dst] = d_out.get(dst, 0.0) + load
-                    gained = self.gain({}, d_out)
+                    gained = 0.0  # self.gain({}, d_out), inline: the same sum in the same order
+                    for c, d in d_out.items():
+                        if d:
+                            gained += off("out", out[c]) - off("out", out[c] + d)
                     if gained > 1e-12 and (best is None or gained > best[0]):
                         best = (gained, cycle)
             if best is None:
@@ -341,18 +344,23 @@ class _Traffic:
         """The partitions b leads, the most traffic first (kept until a leadership of b changes)."""
         top = self.top_led.get(b)
         if top is None:
-            top = self.top_led[b] = sorted(self.led[b], key=lambda p: (-self.loads[p], p))
+            # by load, the highest first; the sort is stable, so ties stay by id
+            top = self.top_led[b] = sorted(sorted(self.led[b]), key=self.load, reverse=True)
         return top
+
+    def _top_key(self, pid: int) -> tuple[float, int]:
+        """The order of :meth:`_top_led`: the most traffic first, the lowest id on a tie."""
+        return -self.loads[pid], pid
 
     def _followed(self, b: int) -> dict[int, list[int]]:
         """The partitions b follows by their leader (kept until one of them changes)."""
         by_leader = self.followed.get(b)
         if by_leader is None:
             by_leader = self.followed[b] = {}
-            reps = self.reps
-            for s in sorted(self.on[b] - self.led[b]):
-                leader = reps[s][0]
-                found = by_leader.get(leader)
+            found_of = by_leader.get
+            followed = sorted(self.on[b] - self.led[b])
+            for s, leader in zip(followed, map(self.leader_of.__getitem__, followed), strict=True):
+                found = found_of(leader)
                 if found is None:
                     by_leader[leader] = [s]
                 else:
@@ -365,12 +373,13 @@ class _Traffic:
             self.top_led.pop(b, None)
             self.followed.pop(b, None)
 
-    def _tried(self, pids: list[int], gap: float) -> list[int]:
-        """The partitions a step tries: the :data:`LEADERS_TRIED` with the most traffic, and as many whose
-        leader load is nearest to ``gap`` (what would bring the broker to the mean)."""
+    def _tried(self, pids: list[int], gap: float, top: list[int] | None = None) -> list[int]:
+        """The partitions a step tries: the :data:`LEADERS_TRIED` with the most traffic (``top``, when known),
+        and as many whose leader load is nearest to ``gap`` (what would bring the broker to the mean)."""
         load = self.load
-        tried = heapq.nlargest(LEADERS_TRIED, pids, key=load)
-        near = heapq.nsmallest(LEADERS_TRIED, pids, key=lambda p: abs(load(p) - gap))
+        tried = heapq.nlargest(LEADERS_TRIED, pids, key=load) if top is None else top
+        distance = [abs(x - gap) for x in map(load, pids)]
+        near = [pids[i] for i in heapq.nsmallest(LEADERS_TRIED, range(len(pids)), key=distance.__getitem__)]
         return tried + [p for p in near if p not in tried]
 
     def _cycles(self, p: int, giver: int, taker: int) -> Iterable[list[tuple[int, int, int]]]:
@@ -411,10 +420,15 @@ class _Traffic:
         load = self.load(pid)
         replicas.remove(dst)
         replicas.insert(0, dst)
-        # the caches follow the change: src and dst lead other partitions; each follower's index by leader
+        self.leader_of[pid] = dst
+        # the caches follow the change: src leads pid no more, dst leads it; each follower's index by leader
         # moves pid from src to dst (src follows it now, dst no longer does)
-        self.top_led.pop(src, None)
-        self.top_led.pop(dst, None)
+        top = self.top_led.get(src)
+        if top is not None:
+            top.remove(pid)
+        top = self.top_led.get(dst)
+        if top is not None:
+            bisect.insort(top, pid, key=self._top_key)
         followed = self.followed
         for f in replicas:
             by_leader = followed.get(f)
@@ -468,7 +482,8 @@ class _Traffic:
         values = self.into if side == "in" else self.out
         others = [c for c in self.ctx.brokers if c != b and c not in stuck and c not in self.frozen]
         pick = heapq.nsmallest if heavy else heapq.nlargest
-        return pick(PARTNERS_TRIED, others, key=lambda c: (values[c], c) if heavy else (values[c], -c))
+        # the lowest id on a tie: ``others`` are in id order (the context's), and both keep the first on a tie
+        return pick(PARTNERS_TRIED, others, key=values.__getitem__)
 
     def _sized(self, b: int) -> list[tuple[int, int]]:
         items = self.by_size.get(b)
@@ -546,6 +561,8 @@ class _Traffic:
             leads = replicas[0] == src
             self._touched(pid, src, dst)
             replicas[replicas.index(src)] = dst
+            if leads:
+                self.leader_of[pid] = dst
             self._touched(pid)
             self.on[src].discard(pid)
             self.on[dst].add(pid)
