@@ -263,8 +263,10 @@ class BatchedRun:
     def __init__(self, cluster: LocalKafkaCluster, folder: Path) -> None:
         folder.mkdir()
         self.cluster, self.folder = cluster, folder
-        # 2 MB a partition: a follower's first fetch (1 MB) passes the throttle, the rest takes ~100 s at 10 KB/s
-        self.topic = new_topic(cluster, CANCELLED_SOURCE, messages=4000, size=1000)
+        # 8 MB a partition: a follower's first fetch (1 MB) passes the throttle, the rest takes minutes at 10 KB/s.
+        # A ZooKeeper-mode broker applies a throttle when its config watch fires: on a loaded machine (CI) a
+        # Kafka 2.4 follower copied 2 MB partitions whole before that, and the run ended before its cancel
+        self.topic = new_topic(cluster, CANCELLED_SOURCE, messages=16000, size=1000)
         self.plan = plan_file(folder / "plan.json", self.topic, CANCELLED_TARGET)
         self.env = {**os.environ, "XDG_STATE_HOME": str(folder / "state")}
         self.env.pop("KREASSIGN_DEBUG", None)
