@@ -105,18 +105,23 @@ def parse_bytes_tolerance(value: str | None) -> float | None:
     turns the bytes stage off (the plan moves the fewest replicas, bytes are best effort)."""
     if value is None:
         return DEFAULT_TOLERANCE
-    text = value.strip().lower()
-    if text == "none":
+    if value.strip().lower() == "none":
         return None
+    return _tolerance(
+        value,
+        f"Invalid --bytes-tolerance '{value}': expected a percentage of the mean bytes per broker, "
+        "0 < P <= 100 (e.g. 5), or none",
+    )
+
+
+def _tolerance(value: str, error: str) -> float:
+    """A percentage (``5``, ``2.5%``), 0 < P <= 100, as a share; ``error`` otherwise."""
     try:
-        pct = float(text.removesuffix("%"))
+        pct = float(value.strip().lower().removesuffix("%"))
     except ValueError:
         pct = -1.0
     if not 0 < pct <= 100:
-        raise UsageError(
-            f"Invalid --bytes-tolerance '{value}': expected a percentage of the mean bytes per broker, "
-            "0 < P <= 100 (e.g. 5), or none"
-        )
+        raise UsageError(error)
     return pct / 100
 
 
@@ -125,16 +130,11 @@ def parse_traffic_tolerance(value: str | None) -> float:
     ``7.5%``), default 10."""
     if value is None:
         return DEFAULT_TRAFFIC_TOLERANCE
-    try:
-        pct = float(value.strip().removesuffix("%"))
-    except ValueError:
-        pct = -1.0
-    if not 0 < pct <= 100:
-        raise UsageError(
-            f"Invalid --traffic-tolerance '{value}': expected a percentage of the mean bytes in and out per broker, "
-            "0 < P <= 100 (e.g. 10)"
-        )
-    return pct / 100
+    return _tolerance(
+        value,
+        f"Invalid --traffic-tolerance '{value}': expected a percentage of the mean bytes in and out per broker, "
+        "0 < P <= 100 (e.g. 10)",
+    )
 
 
 def parse_move_budget(value: str | None) -> MoveBudget | None:
