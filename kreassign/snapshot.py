@@ -693,6 +693,9 @@ class SnapshotCluster:
 
         return describe_cluster_node_order(Broker(b.id, b.rack) for b in self.columns.brokers)
 
+    def cluster_id(self) -> str | None:
+        return None  # a snapshot plans offline: nothing is remembered on disk for it
+
     def list_topic_names(self) -> list[str]:
         return sorted(self.columns.topics)
 

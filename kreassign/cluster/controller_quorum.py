@@ -29,6 +29,7 @@ OPERATION_CODES = {OpType.SET: 0, OpType.DELETE: 1}
 class DescribedQuorum:
     active_controller: int
     nodes: list[Broker]
+    cluster_id: str | None = None
 
 
 class ControllerQuorum:
@@ -67,7 +68,7 @@ class ControllerQuorum:
                 if response.error_code:
                     raise error_for(java_exception(response.error_code, response.error_message))
                 nodes = [Broker(b.broker_id, b.rack, b.host, b.port) for b in response.brokers]
-                self._described = DescribedQuorum(response.controller_id, nodes)
+                self._described = DescribedQuorum(response.controller_id, nodes, response.cluster_id or None)
                 return self._described
             await pause_or_time_out(self._net, deadline, TimeoutError("no bootstrap controller answered"))
 

@@ -72,6 +72,7 @@ class KafkaClients:
         self._quorum: ControllerQuorum | None = None
         self._fatal_errors: list[Any] = []  # librdkafka authentication / TLS errors (KafkaError)
         self._contacted = False  # the bootstrap addresses were probed once (see _check_listening)
+        self._cluster_id: str | None = None  # DescribeCluster's clusterId, kept from the first answer
 
     def __repr__(self) -> str:
         where = f"bootstrap_servers={self.bootstrap_servers!r}"
@@ -310,12 +311,20 @@ class KafkaClients:
         ``describeCluster().nodes()``, the values of a HashMap keyed by node id."""
         call = "listNodes"
         if self.using_controllers:
-            nodes = self._run_kafka_python(call, self._controller_quorum().describe, self._deadline()).nodes
+            described = self._run_kafka_python(call, self._controller_quorum().describe, self._deadline())
+            nodes = described.nodes
         else:
             admin = self._librdkafka()
             described = self._wait(admin.describe_cluster(request_timeout=self.api_timeout_s), call)
             nodes = [Broker(n.id, n.rack, n.host, n.port) for n in described.nodes]
+        self._cluster_id = self._cluster_id or described.cluster_id or None
         return describe_cluster_node_order(nodes)
+
+    def cluster_id(self) -> str | None:
+        """DescribeCluster's clusterId, from the first call that described the cluster (one call if none has)."""
+        if self._cluster_id is None:
+            self.describe_brokers()
+        return self._cluster_id
 
     # -------------------------------------------------------------------------- lifecycle
     def secrets(self) -> list[str]:

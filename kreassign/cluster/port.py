@@ -137,6 +137,12 @@ class ClusterPort(Protocol):
         """Live brokers in the order the cluster reports them (DescribeCluster)."""
         ...
 
+    def cluster_id(self) -> str | None:
+        """The cluster's id (DescribeCluster's clusterId, KRaft and ZooKeeper mode alike), read once and
+        kept: what kreassign remembers on disk belongs to it. None where there is none (a snapshot file
+        written without it)."""
+        ...
+
     def list_topic_names(self) -> list[str]:
         """Every topic name of the cluster, sorted."""
         ...

@@ -62,8 +62,15 @@ class _Partition:
 
 
 class SimulatedCluster:
-    def __init__(self, brokers: Iterable[Broker], bandwidth: float = 50_000_000.0, shared_links: bool = False) -> None:
+    def __init__(
+        self,
+        brokers: Iterable[Broker],
+        bandwidth: float = 50_000_000.0,
+        shared_links: bool = False,
+        cluster_id: str = "simulated-cluster",
+    ) -> None:
         self.brokers = {b.id: b for b in brokers}
+        self.id = cluster_id  # what cluster_id() answers: two simulated clusters may share a state folder
         self.shared_links = shared_links
         self.offline: set[int] = set()
         self.bandwidth = bandwidth  # bytes/s a broker fetches unthrottled
@@ -271,6 +278,9 @@ class SimulatedCluster:
     def describe_brokers(self) -> list[Broker]:
         self._fail_if_asked("describe_brokers")
         return [b for i, b in sorted(self.brokers.items()) if i not in self.offline]
+
+    def cluster_id(self) -> str | None:
+        return self.id
 
     def list_topic_names(self) -> list[str]:
         return sorted({tp.topic for tp in self.partitions})

@@ -38,6 +38,18 @@ def test_describe_brokers_gives_ids_racks_and_addresses_in_java_order(adapter, k
     assert {f"{b.host}:{b.port}" for b in brokers} == set(kafka_cluster.bootstrap_servers.split(","))
 
 
+def test_cluster_id_is_the_clusters_own_from_brokers_and_controllers(kafka_cluster) -> None:
+    # what kreassign remembers on disk is keyed by it: the id the cluster was formatted with, read once
+    brokers = KafkaCluster(kafka_cluster.bootstrap_servers)
+    controllers = KafkaCluster(bootstrap_controllers=kafka_cluster.bootstrap_controllers)
+    try:
+        assert brokers.cluster_id() == kafka_cluster.cluster_id
+        assert controllers.cluster_id() == kafka_cluster.cluster_id
+    finally:
+        brokers.close()
+        controllers.close()
+
+
 def test_describe_topics_gives_sorted_partitions(adapter, topics) -> None:
     topic = topics([[1, 2], [2, 3], [3, 1]])
     partitions = adapter.describe_topics([topic, topic])[topic]
