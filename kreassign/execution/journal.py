@@ -82,6 +82,15 @@ def state_dir() -> Path:
     return Path(state) / "kreassign"
 
 
+def cluster_state_dir(cluster_id: str) -> Path:
+    """Where what kreassign remembers of one cluster lives: ``<state dir>/clusters/<cluster id>``. A cluster id
+    is URL-safe base64 (KRaft and ZooKeeper mode alike); any other text is named by its hash instead."""
+    safe = cluster_id if cluster_id and all(c.isascii() and (c.isalnum() or c in "-_") for c in cluster_id) else ""
+    if not safe:
+        safe = "id-" + hashlib.sha256(cluster_id.encode()).hexdigest()[:22]
+    return state_dir() / "clusters" / safe
+
+
 def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
     return state_dir() / f"{plan_id(targets)}.json"
 
