@@ -110,7 +110,8 @@ def execute_batched(
         )
         return None
 
-    _check_running(port, targets, set(resumed.in_flight) if resumed else set(), options.additional)
+    steps = {tp: step_target for tp, (_, step_target) in resumed.in_flight.items()} if resumed else {}
+    _check_running(port, targets, steps, options.additional)
     if not journal.try_lock():  # lost a race with another run of the same plan
         return _hand_over(journal, options, out, json_mode)
     registered = register(plan_id(targets), journal)  # so that --cancel without --journal-file finds this run
@@ -127,8 +128,6 @@ def execute_batched(
                 state.throttle = options.throttle
             if options.log_dir_throttle >= 0:
                 state.log_dir_throttle = options.log_dir_throttle
-            if resumed.status is RunStatus.CANCELLED:  # its clean-up restored them: the configs now are the ones
-                state.recorded_throttles = _recorded_throttles(port, targets, original, live)  # to restore at its end
         else:
             if previous is not None:  # a completed run: kept, and this one starts anew
                 kept = journal.archive(previous)
@@ -219,12 +218,20 @@ def _ended_as(state: JournalState) -> str:
 
 
 def _check_running(
-    port: ClusterPort, targets: Mapping[TopicPartition, tuple[int, ...]], ours: set[TopicPartition], additional: bool
+    port: ClusterPort,
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    steps: Mapping[TopicPartition, tuple[int, ...]],
+    additional: bool,
 ) -> None:
     """Refuse while reassignments this plan did not start run on its partitions (or anywhere, without
-    --additional)."""
+    --additional). ``steps``: the target of each step the journal left in flight; a reassignment there going
+    elsewhere is not its step. One going to exactly the plan's target is the plan's progress: the run waits for it
+    (execution/others.py)."""
     running = port.list_reassignments()
-    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
+    ours = {tp for tp in steps if tp in running and set(running[tp].target) == set(steps[tp])}
+    conflicts = sorted(
+        tp for tp in running if tp in targets and tp not in ours and set(running[tp].target) != set(targets[tp])
+    )
     if conflicts:
         raise CommandError(
             "A reassignment not started by this plan is running on "

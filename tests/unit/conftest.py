@@ -7,6 +7,13 @@ import pytest
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 
 
+@pytest.fixture(autouse=True)
+def own_state_folder(tmp_path_factory, monkeypatch):
+    """Each test remembers in a state folder of its own (a test may set another): simulated clusters share one
+    cluster id, and what one test leaves there (a run's throttle claims, a registry record) is not another's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 def two_topics(tmp_path):
     """Brokers 1-4 on racks a/b (1, 3 on a); 'orders' on brokers 1-2 only, 'logs' on 3-4 only: replicas and
