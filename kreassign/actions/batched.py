@@ -225,13 +225,12 @@ def _check_running(
 ) -> None:
     """Refuse while reassignments this plan did not start run on its partitions (or anywhere, without
     --additional). ``steps``: the target of each step the journal left in flight; a reassignment there going
-    elsewhere is not its step. One going to exactly the plan's target is the plan's progress: the run waits for it
-    (execution/others.py)."""
+    elsewhere is not its step. One going to exactly the plan's target is the plan's progress, whoever submitted it
+    (an Apache ``--execute`` of the same plan): the run waits for it (execution/others.py)."""
     running = port.list_reassignments()
     ours = {tp for tp in steps if tp in running and set(running[tp].target) == set(steps[tp])}
-    conflicts = sorted(
-        tp for tp in running if tp in targets and tp not in ours and set(running[tp].target) != set(targets[tp])
-    )
+    ours |= {tp for tp in running if tp in targets and set(running[tp].target) == set(targets[tp])}
+    conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
     if conflicts:
         raise CommandError(
             "A reassignment not started by this plan is running on "

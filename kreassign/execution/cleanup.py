@@ -23,7 +23,7 @@ from kreassign.errors import CommandError, KreassignError, PartitionError, Unkno
 from kreassign.execution.journal import RunStatus
 from kreassign.execution.signals import whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
-from kreassign.model import PartitionInfo, TopicPartition
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition
 from kreassign.planning.steps import Step, replica_ids
 
 REORDER_WAIT_S = 15.0
@@ -203,6 +203,21 @@ def elect_preferred(port: ClusterPort, partitions: Iterable[TopicPartition], eve
         event(f"{tp}: preferred leader not elected ({errors[tp]})")
 
 
+def replaced_steps(
+    port: ClusterPort, steps: Mapping[TopicPartition, Step]
+) -> dict[TopicPartition, PartitionReassignment]:
+    """Of these steps in flight, those whose partition another client has reassigned elsewhere since the last
+    poll (an Apache ``--execute --additional`` of the plan): not the run's to cancel. Unknown (the list failed):
+    none, as before."""
+    if not steps:
+        return {}
+    try:
+        running = port.list_reassignments(list(steps))
+    except Exception:
+        return {}
+    return {tp: r for tp, r in running.items() if tp in steps and set(r.target) != set(steps[tp].target)}
+
+
 def finished_steps(port: ClusterPort, steps: Mapping[TopicPartition, Step]) -> set[TopicPartition]:
     """Of these steps, no longer running when the clean-up cancelled them, those whose partition shows their
     target: they finished just before (a step cancelled by someone else shows its source)."""
@@ -286,6 +301,12 @@ def end_run(run: Any, status: RunStatus, message: str) -> list[TopicPartition]:
     """The end of the ``BatchedExecutor`` ``run``, in its ``finally``: revert the steps in flight (unless done) to
     their source's exact order, restore throttles, elect preferred leaders, record the end."""
     steps = {tp: m.step for tp, m in run.moving.items() if not m.electing}
+    if status is not RunStatus.COMPLETED:
+        for tp, running in replaced_steps(run.port, steps).items():  # someone else's now: left to run
+            del steps[tp]
+            run._forget(tp)
+            run._taken_over(tp, running)
+        run._tell_taken()
     reverted, ended, problems = revert_steps(
         run.port,
         steps if status is not RunStatus.COMPLETED else {},

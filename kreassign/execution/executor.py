@@ -301,8 +301,16 @@ class BatchedExecutor(Others):
         # a previous run of this plan may have left throttles set: those its journal says it wrote, and the
         # cluster still shows, are this run's to put back; anything else there now is someone else's
         held = self.state.throttles_written or {}
-        self._waiting_out_lag(lambda: self.throttles.adopt(self._live, held))
+        changed = self._waiting_out_lag(lambda: self.throttles.adopt(self._live, held))
         self.state.throttles_written = self.throttles.held()
+        if changed and self.state.throttle >= 0:
+            said = ", ".join(
+                f"{config} of broker {broker} ({value})" for (broker, config), value in sorted(changed.items())
+            )
+            self.reporter.event(
+                f"Someone else changed {said} since this plan's last run: this run sets its own "
+                "throttle there and puts that value back at its end"
+            )
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
         self.throttles.set_rates(brokers & self._live, self.state.throttle, self.state.log_dir_throttle)
@@ -365,8 +373,11 @@ class BatchedExecutor(Others):
         now, or lists it wrote before): without a rate the lists limit nothing, and keeping them would cost
         two requests and a controller record per change (Apache sets them only with --throttle too)."""
         if self.state.throttle >= 0 or self.throttles.has_lists():
-            taken = [t.step(tp) for tp, t in self.taken.items()]
-            self.throttles.throttle_moving([*(m.step for m in self.moving.values()), *taken])
+            # another client's reassignments of the plan's partitions: to the plan's target, throttled as its own
+            # steps; elsewhere, left as they were taken over (what held them back then stays while they move)
+            taken = [t.step(tp) for tp, t in self.taken.items() if t.to_target]
+            kept = {tp for tp, t in self.taken.items() if not t.to_target}
+            self.throttles.throttle_moving([*(m.step for m in self.moving.values()), *taken], kept)
 
     def _ranks(self) -> dict[TopicPartition, int]:
         """Each partition's place in the chosen order (--order: the plan's, or by size)."""

@@ -158,10 +158,11 @@ class ThrottleLifecycle:
     def _before(self, key: Key) -> str | None:
         return self.recorded.get("broker", {}).get(key[0], {}).get(key[1])
 
-    def adopt(self, live: Iterable[int], held: Held) -> None:
+    def adopt(self, live: Iterable[int], held: Held) -> dict[Key, str]:
         """A resume, or ``--cancel`` after a crash: the run's own are what ``held`` (its journal) says it wrote
         and the cluster still shows. Anything else there now is someone else's and becomes the value to put
-        back (``recorded``). A broker not in ``live`` cannot be read: what the journal says is taken as held."""
+        back (``recorded``). A broker not in ``live`` cannot be read: what the journal says is taken as held.
+        Returns the rates the run had set that someone else has changed since (to what)."""
         up = {str(b) for b in live}
         topics = list(self.recorded.get("topic", {}))
         brokers = [b for b in self.recorded.get("broker", {}) if b in up]
@@ -186,8 +187,6 @@ class ThrottleLifecycle:
                 for key in lost:
                     if table is not None and self.claims is not None and self.claims.holder in table.holders(key):
                         table.release(self.claims.holder, key, holding=False)
-        self.yielded.update(changed)
-        self._tell_changed(changed)
         for topic, before in self.recorded.get("topic", {}).items():
             now = described.get(_topic(topic), {})
             for config in TOPIC_LEVEL_THROTTLES:
@@ -200,6 +199,7 @@ class ThrottleLifecycle:
                     before[config] = ",".join(sorted(present - mine)) or None
                 else:
                     before[config] = now.get(config)
+        return changed
 
     def set_rates(
         self,
@@ -285,9 +285,10 @@ class ThrottleLifecycle:
         """Whether this run has entries of its own in a topic's throttled-replica list now."""
         return any(self.ours.values())
 
-    def throttle_moving(self, steps: Iterable[Step]) -> None:
-        """The topic lists hold, besides what others put there, exactly the entries of these steps."""
-        wanted: dict[tuple[str, str], set[str]] = {}
+    def throttle_moving(self, steps: Iterable[Step], kept: Iterable[TopicPartition] = ()) -> None:
+        """The topic lists hold, besides what others put there, exactly the entries of these steps (and those the
+        run holds of the partitions ``kept``)."""
+        wanted = self._held_of(set(kept))
         for step in steps:
             topic, p = step.partition.topic, step.partition.partition
             wanted.setdefault((topic, LEADER_THROTTLED_REPLICAS), set()).update(f"{p}:{b}" for b in step.source)
@@ -384,13 +385,16 @@ class ThrottleLifecycle:
         if failures:
             raise ThrottleRestoreError(failures)
 
-    def _release_lists(self, moving: set[TopicPartition]) -> set[TopicPartition]:
-        """The run's list entries out, but those of partitions still reassigning (returned)."""
-        wanted = {
-            (topic, config): {e for e in mine if TopicPartition(topic, _partition_of(e)) in moving}
+    def _held_of(self, partitions: set[TopicPartition]) -> dict[tuple[str, str], set[str]]:
+        """The list entries the run holds of these partitions."""
+        return {
+            (topic, config): {e for e in mine if TopicPartition(topic, _partition_of(e)) in partitions}
             for (topic, config), mine in self.ours.items()
         }
-        self._narrow_lists(wanted)
+
+    def _release_lists(self, moving: set[TopicPartition]) -> set[TopicPartition]:
+        """The run's list entries out, but those of partitions still reassigning (returned)."""
+        self._narrow_lists(self._held_of(moving))
         return {TopicPartition(t, _partition_of(e)) for (t, _), mine in self.ours.items() for e in mine}
 
     def _throttling(self, moving: Mapping[TopicPartition, PartitionReassignment]) -> set[Key]:
@@ -522,7 +526,7 @@ def restore_recorded(
     Returns the offline brokers left for later and what the run still holds."""
     live = {b.id for b in port.describe_brokers()}
     lifecycle = ThrottleLifecycle(port, recorded, claims=claims, event=event)
-    lifecycle.adopt(live, held)
+    lifecycle._tell_changed(lifecycle.adopt(live, held))
     lifecycle.restore(offline=[int(b) for b in recorded.get("broker", {}) if int(b) not in live])
     return lifecycle.pending, lifecycle.held()
 

@@ -267,6 +267,31 @@ def test_a_ctrl_c_while_someone_elses_moves_of_the_plan_run_keeps_their_throttle
     assert set(sim.configs[topic()][FOLLOWER_REPLICAS].split(",")) == {f"{p}:{b}" for p in range(4) for b in (2, 3)}
     assert any(e.startswith("Kept the throttle rates of broker(s) 0,1,2,3 and the throttled-replica entries of")
                for e in reporter.events)  # fmt: skip
+    # the same command again (no --additional: their reassignments are the plan's): it waits for them, under its
+    # throttle (the rates it kept are still its own), and leaves nothing behind
+    again = Recorder()
+    outcome, out = run(sim, targets, tmp_path, Limits(partitions=1, replicas=1), again, throttle=2 * MB)
+    assert outcome.status == "completed" and outcome.partitions_done == 4, out
+    assert sim.configs == {}
+
+
+def test_a_ctrl_c_right_after_someone_else_replaced_the_step_in_flight_leaves_their_reassignment_running(tmp_path):
+    """The second shell's submission lands between two polls and the Ctrl-C comes before the next: the clean-up
+    cancels only what is still the run's own step (before, it cancelled their reassignment)."""
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)] * 2, size=100 * MB)
+    targets = {tp(p): (2, 3) for p in range(2)}
+
+    def second_shell_and_ctrl_c(n):
+        if n == 3:
+            apache_additional(sim, targets)
+            raise Interrupted(2)
+
+    reporter = Recorder(second_shell_and_ctrl_c)
+    outcome, _ = run(sim, targets, tmp_path, Limits(partitions=1, replicas=1), reporter, throttle=MB)
+    assert outcome.status == "interrupted" and outcome.reverted == []
+    assert set(sim.list_reassignments()) == set(targets)
+    assert sim.configs[broker(2)] == {FOLLOWER_RATE: str(MB)}
 
 
 def test_someone_elses_reassignment_elsewhere_names_its_real_target_and_the_steps_stay_counted(tmp_path):
