@@ -28,6 +28,8 @@ from kreassign.devcluster.jars import apache_tool_command
 from kreassign.devcluster.topics import count_messages, create_topic
 from kreassign.model import TopicPartition
 from tests.integration.differential import run_apache, wait_until
+from tests.integration.test_batched import THROTTLE_KEYS as KEYS
+from tests.integration.test_batched import throttles as batched_throttles
 
 pytestmark = pytest.mark.integration
 
@@ -35,13 +37,6 @@ LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
 LEADER_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
-KEYS = (
-    LEADER_RATE,
-    FOLLOWER_RATE,
-    "replica.alter.log.dirs.io.max.bytes.per.second",
-    LEADER_REPLICAS,
-    FOLLOWER_REPLICAS,
-)
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +47,7 @@ def cluster(kafka_cluster):
 
 
 def throttles(port: KafkaCluster, topic: str) -> dict:
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in (1, 2, 3)]
-    resources.append(ConfigResource(ResourceType.TOPIC, topic))
-    described = port.describe_configs(resources)
-    return {
-        f"{r.type.value}:{r.name}": v
-        for r, values in described.items()
-        if (v := {k: values[k] for k in KEYS if k in values})
-    }
+    return batched_throttles(port, [topic], brokers=(1, 2, 3))
 
 
 def settled(port: KafkaCluster, topic: str, expected: dict) -> dict:
