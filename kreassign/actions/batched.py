@@ -111,7 +111,7 @@ def execute_batched(
         return None
 
     steps = {tp: step_target for tp, (_, step_target) in resumed.in_flight.items()} if resumed else {}
-    _check_running(port, targets, steps, options.additional)
+    _check_running(port, targets, steps, options.additional, resuming=resumed is not None)
     if not journal.try_lock():  # lost a race with another run of the same plan
         return _hand_over(journal, options, out, json_mode)
     registered = register(plan_id(targets), journal)  # so that --cancel without --journal-file finds this run
@@ -222,14 +222,17 @@ def _check_running(
     targets: Mapping[TopicPartition, tuple[int, ...]],
     steps: Mapping[TopicPartition, tuple[int, ...]],
     additional: bool,
+    resuming: bool = False,
 ) -> None:
     """Refuse while reassignments this plan did not start run on its partitions (or anywhere, without
     --additional). ``steps``: the target of each step the journal left in flight; a reassignment there going
-    elsewhere is not its step. One going to exactly the plan's target is the plan's progress, whoever submitted it
-    (an Apache ``--execute`` of the same plan): the run waits for it (execution/others.py)."""
+    elsewhere is not its step. When ``resuming``, one going to exactly the plan's target is the plan's progress,
+    whoever submitted it (an Apache ``--execute --additional`` of the same plan while the run went on): the run
+    waits for it (execution/others.py). A first run refuses it: its original assignment would be a move's."""
     running = port.list_reassignments()
     ours = {tp for tp in steps if tp in running and set(running[tp].target) == set(steps[tp])}
-    ours |= {tp for tp in running if tp in targets and set(running[tp].target) == set(targets[tp])}
+    if resuming:
+        ours |= {tp for tp in running if tp in targets and set(running[tp].target) == set(targets[tp])}
     conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
     if conflicts:
         raise CommandError(

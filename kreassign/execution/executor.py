@@ -2,12 +2,13 @@
 and cleans up whatever happens.
 
 One thread, one loop, clock and sleep injected (tests run it against the simulated cluster with a fake
-clock). Every poll: read requests from the control file, observe the steps in flight (the controller's
-reassignment list and the metadata of their partitions only), finish the steps that completed (the
+clock). Every poll: read requests from the control file, observe the steps in flight (the controller's list of
+the reassignments in flight, all of them, so that another client's of a partition of the plan is seen at once:
+``others.py``; and the metadata of the steps' partitions only), finish the steps that completed (the
 preferred-leader elections due go in one request), choose the steps to start in the free slots from what
 the run knows of the idle partitions, read those partitions again and start the ones still as known and
 healthy, append what changed to the journal, report progress. What a poll asks the cluster and writes
-grows with the steps in flight, not with the plan. The state of each partition is read from the cluster
+grows with the reassignments in flight, not with the plan. The state of each partition is read from the cluster
 when the run starts, so a resumed run never repeats a finished step.
 
 Waiting steps sit in a priority queue (``priority``: steps that copy nothing, then leader movements, then

@@ -2,10 +2,11 @@
 
 One JSON file per plan (default ``$XDG_STATE_HOME/kreassign/<plan id>.json``), written atomically
 (temporary file, fsync, rename) and readable by its owner only, when a run starts and when it ends. While
-it runs, what changes (a step started or finished, a new throttle, an adapted per-broker limit) is appended
-to ``<journal>.log``, one JSON line per change, fsynced once per poll that changed something; ``load``
-replays it over the journal (a torn last line, from a crash while writing it, is ignored), and ``save``
-folds it back in. A journal without a log (written by an earlier version) resumes as it is. Next to it:
+it runs, what changes (a step started or finished, a new throttle, an adapted per-broker limit, a throttle
+config the run is about to write: ``throttles_written``, see ``throttles.py``) is appended to
+``<journal>.log``, one JSON line per change, fsynced once per poll that changed something; ``load`` replays it
+over the journal (a torn last line, from a crash while writing it, is ignored), and ``save`` folds it back in. A
+journal without a log (written by an earlier version) resumes as it is. Next to it:
 
 * ``<journal>.lock``: held (``flock``) by the process that runs the plan, so a second run of the same
   command knows the plan is being executed, and a run after a crash or ``kill -9`` knows it is not;
