@@ -1,11 +1,12 @@
 """What a batched run does when others reassign a partition of its plan, or delete a topic of it.
 
-A reassignment of another client (an Apache ``--execute --additional`` of the same plan from a second shell, or
-of another target; someone else's ``kafka-reassign-partitions``) to exactly the plan's target, the reassignment is the plan's progress: the run stops planning the partition,
-waits for the reassignment (it never cancels it: it is not its own, not even at Ctrl-C) and counts it as one step
-done when the partition shows its target. Elsewhere, the partition is left alone: it fails (the run goes on
-with the others and exits 1). Either way, while the reassignment moves the run's topic lists name its copies
-(the run's rates hold them back, as the run's own steps), and the end of the run keeps what still protects it
+Another client's reassignment of a partition of the plan (an Apache ``--execute --additional`` of the same plan
+from a second shell, someone else's ``kafka-reassign-partitions``) is seen at the next poll, which lists every
+reassignment in flight. To exactly the plan's target, it is the plan's progress: the run stops planning the
+partition, throttles its copies as its own steps, waits for it (it never cancels it: it is not the run's, not
+even at Ctrl-C) and counts it as one step done when the partition shows its target. Elsewhere, the partition is
+left alone: it fails (the run goes on with the others and exits 1), and the list entries the run held for it
+stay while that reassignment moves (none are added). The end of the run keeps what still protects either
 (``throttles.py``).
 
 A topic deleted during the run: its partitions are dropped from the run (failed), their steps and throttles
@@ -42,8 +43,7 @@ class Others:
 
     def _taken_over(self, tp: TopicPartition, running: PartitionReassignment) -> None:
         """Another client reassigns ``tp``: to the plan's target, the run waits for it as the plan's progress (one
-        step, never cancelled by the run); elsewhere, the partition is left alone (failed). Either way its copies
-        stay throttled by the run while they move (and the end of the run keeps their throttles)."""
+        step, never cancelled by the run); elsewhere, the partition is left alone (failed)."""
         to_target = set(running.target) == set(self.state.target[tp])
         known = self.taken.get(tp)
         self.taken[tp] = Taken(running, to_target if known is None else known.to_target and to_target)
