@@ -136,6 +136,21 @@ def test_the_end_of_a_run_keeps_the_rates_that_still_hold_back_someone_elses_thr
     ]
 
 
+def test_a_cancel_after_a_crash_keeps_the_rates_under_someone_elses_throttled_copies(tmp_path):
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)], size=100 * MB)
+    sim.add_topic("u", [(0, 3)], size=500 * MB)
+    targets = {tp(0): (2, 1)}
+    killed_after_polls(2, sim, targets, tmp_path, Limits(partitions=1), throttle=MB)
+    set_config(sim, topic("u"), follower_replication_throttled_replicas="0:2")
+    assert sim.alter_reassignments({tp(0, "u"): (2, 3)}) == {}
+    out: list[str] = []
+    cancel_batched(sim, ReassignmentPlan(tuple(targets.items())), str(tmp_path / "j.json"), out.append)
+    assert sim.configs == {broker(2): {FOLLOWER_RATE: str(MB)}, topic("u"): {FOLLOWER_REPLICAS: "0:2"}}
+    assert "Kept the throttle rates of broker(s) 2: reassignments this run did not submit still copy" in "".join(out)
+    assert Journal(tmp_path / "j.json").load().throttles_written == {"broker": {"2": {FOLLOWER_RATE: str(MB)}}}
+
+
 def test_two_live_runs_on_one_broker_the_last_one_out_restores_the_value_from_before_the_first(tmp_path):
     """Run A sets broker 2's rates, run B (another plan) sets them too while A goes on. Whichever ends first
     leaves the other's rate in place; the last one out puts back the operator's value from before both."""
