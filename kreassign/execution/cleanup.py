@@ -240,11 +240,13 @@ def restore_throttles(
     last read, and the problems."""
     problems: list[str] = []
     try:
-        # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it
+        # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it (only
+        # for a broker whose rates the run holds: one it holds nothing on is not waited for)
+        holding = recorded_brokers & {int(b) for b in throttles.rates_set}
         for attempt in range(OFFLINE_RECHECKS):
             with contextlib.suppress(Exception):  # else restore with what the last poll saw
                 live = {b.id for b in port.describe_brokers()}
-            if not recorded_brokers - live or attempt == OFFLINE_RECHECKS - 1:
+            if not holding - live or attempt == OFFLINE_RECHECKS - 1:
                 break
             sleep(1.0)
         throttles.restore(offline=recorded_brokers - live, own=own)

@@ -373,3 +373,35 @@ def test_steps_kafka_finished_just_before_a_cancel_count_as_done(tmp_path):
     assert outcome.status == "cancelled" and at_target == 2
     assert outcome.partitions_done == at_target
     assert f"{at_target} of 4 partition(s) at their target" in out
+
+
+# ---------------------------------------------------------------- 6: the end of a run
+
+
+def test_the_end_of_a_run_waits_for_no_broker_it_holds_no_rate_on(tmp_path):
+    """A broker of the plan that is away at the end was looked for again for 4 s (a fenced broker may be back),
+    even when the run held no rate there (no --throttle): nothing to restore, nothing to wait for."""
+    sim = cluster()
+    sim.add_topic("t", [(0, 5)], size=10 * MB)
+    waits: list[float] = []
+
+    sleep = sim.sleep
+
+    def counted(seconds):
+        waits.append(seconds)
+        sleep(seconds)
+        if sim.partitions[tp(0)].replicas == [0, 1] and 5 not in sim.offline:
+            sim.stop_broker(5)  # decommissioned: stopped once its replica has gone
+
+    out: list[str] = []
+    outcome = execute_batched(
+        sim,
+        ReassignmentPlan(((tp(0), (0, 1)),)),
+        BatchedOptions(limits=Limits(partitions=1), journal_path=str(tmp_path / "j.json")),
+        out.append,
+        Recorder(),
+        clock=sim.clock,
+        sleep=counted,
+    )
+    assert outcome.status == "completed"
+    assert 5 in sim.offline and waits.count(1.0) == 0, waits
