@@ -128,7 +128,8 @@ class ThrottleLifecycle:
         self.rates: dict[Key, str] = {}  # the broker rates this run wrote and holds, with the value it wrote
         self._history: dict[Key, set[str]] = {}  # every value it wrote there: a broker may answer an older one
         self._told_changed: set[Key] = set()
-        self.yielded: set[Key] = set()  # rates someone else changed after this run set them: theirs, never rewritten
+        # rates someone else changed after this run set them: theirs, not rewritten (but on --additional --throttle)
+        self.yielded: set[Key] = set()
         self.pending: list[str] = []  # what restore() could not do (offline brokers)
 
     @property

@@ -103,6 +103,25 @@ def test_a_journal_of_an_earlier_version_resumes_with_what_that_run_wrote_guesse
     assert sim.configs == {broker(3): {FOLLOWER_RATE: str(4 * MB)}, broker(1): {FOLLOWER_RATE: str(6 * MB)}}
 
 
+def test_throttle_auto_moving_its_rates_leaves_one_someone_else_changed_to_them():
+    """--throttle auto re-measures and moves its rates: a rate an operator changed since is theirs, neither
+    overwritten at the next move nor removed at the end."""
+    sim = cluster()
+    sim.add_topic("t", [(0, 1)], size=MB)
+    events: list[str] = []
+    lifecycle = ThrottleLifecycle(sim, record_throttles(sim, ["t"], [1, 2]), sim.clock, event=events.append)
+    lifecycle.set_rates([1, 2], MB, -1, respect_others=True)
+    set_config(sim, broker(2), follower_replication_throttled_rate=5 * MB)
+    lifecycle.set_rates([1, 2], 2 * MB, -1, respect_others=True)  # the re-measure
+    assert sim.configs[broker(1)] == {LEADER_RATE: str(2 * MB), FOLLOWER_RATE: str(2 * MB)}
+    assert sim.configs[broker(2)] == {LEADER_RATE: str(2 * MB), FOLLOWER_RATE: str(5 * MB)}
+    lifecycle.restore()
+    assert sim.configs == {broker(2): {FOLLOWER_RATE: str(5 * MB)}}
+    assert events == [
+        f"Kept {FOLLOWER_RATE} of broker 2 (5000000): changed by someone else after this run set it, it is theirs now"
+    ]
+
+
 # ---------------------------------------------------------------- 2: nothing removed while what it throttles moves
 
 
