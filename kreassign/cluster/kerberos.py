@@ -93,9 +93,11 @@ class KerberosLogin:
             attempts.append((f"the keytab {self.keytab}", {"client_keytab": self.keytab, "ccache": private_cache}))
         failures = []
         for where, store in attempts:
-            if "client_keytab" in store and not os.path.isfile(self.keytab or ""):
-                failures.append(f"{where}: no such file")
-                continue
+            if "client_keytab" in store:
+                problem = _keytab_problem(self.keytab or "")
+                if problem:
+                    failures.append(f"{where}: {problem}")
+                    continue
             try:
                 credentials = GssCredentials(self.principal, store)
                 credentials.principal()
@@ -110,6 +112,21 @@ class KerberosLogin:
             "the Kerberos configuration (-Djava.security.krb5.conf in KAFKA_OPTS, KRB5_CONFIG or /etc/krb5.conf)."
         )
         raise error
+
+
+def _keytab_problem(path: str) -> str | None:
+    """What is wrong with a keytab file before the library reads it (MIT's own message for these is "No
+    credentials cache found")."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if head not in (b"\x05\x01", b"\x05\x02"):
+        return "not a keytab (a Kerberos keytab file starts with the bytes 05 01 or 05 02)"
+    return None
 
 
 def java_host_name(host: str) -> str:

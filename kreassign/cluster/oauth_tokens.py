@@ -376,5 +376,5 @@ def _error_text(exc: Any) -> str:
         return raw[:200]
     if isinstance(parsed, dict) and ("error" in parsed or "errorCode" in parsed):
         error = parsed.get("error") or parsed.get("errorCode")
-        return f"{{{error} - {parsed.get('error_description', '')}}}"
+        return f"{{{json.dumps(error)} - {json.dumps(parsed.get('error_description', ''))}}}"
     return raw[:200]
