@@ -155,9 +155,8 @@ def _status_text(lib: Any, major: int, minor: int) -> str:
             lib.gss_release_buffer(ctypes.byref(out_minor), ctypes.byref(text))
             if context.value == 0:
                 break
-    return ": ".join(
-        line for line in lines if line and line != "Unspecified GSS failure.  Minor code may provide more information"
-    )
+    noise = ("Unspecified GSS failure.  Minor code may provide more information", "Success")
+    return ": ".join(line for line in lines if line and line not in noise)
 
 
 def _check(lib: Any, major: int, minor: ctypes.c_uint32, what: str) -> None:

@@ -176,17 +176,19 @@ def test_every_action_with_the_same_file_as_the_apache_tool(setup, name):
     m = setup.mechanisms[name]
     before = assignment(setup, SLOW)
     slow = plan(setup, SLOW, {0: [1, 3]})  # a new replica: 3 MB at 1 kB/s
-    executed = ours(setup, m, "--execute", "--reassignment-json-file", slow, "--throttle", "1000")
-    assert executed.code == 0, executed
-    assert "Successfully started partition reassignments for" in executed.stdout
-    # in progress: the Apache tool and kreassign, same file, same stdout
-    same(ours(setup, m, "--list"), apache(setup, m, "--list"))
-    same(
-        ours(setup, m, "--verify", "--reassignment-json-file", slow),
-        apache(setup, m, "--verify", "--reassignment-json-file", slow),
-    )
-    cancelled = ours(setup, m, "--cancel", "--reassignment-json-file", slow)
-    assert cancelled.code == 0 and "Successfully cancelled partition reassignments for" in cancelled.stdout, cancelled
+    try:
+        executed = ours(setup, m, "--execute", "--reassignment-json-file", slow, "--throttle", "1000")
+        assert executed.code == 0, executed
+        assert "Successfully started partition reassignment for mechanisms-slow-0" in executed.stdout
+        # in progress: the Apache tool and kreassign, same file, same stdout
+        same(ours(setup, m, "--list"), apache(setup, m, "--list"))
+        verify = ("--verify", "--reassignment-json-file", slow)
+        same(ours(setup, m, *verify), apache(setup, m, *verify))
+        cancelled = ours(setup, m, "--cancel", "--reassignment-json-file", slow)
+        assert cancelled.code == 0, cancelled
+        assert "Successfully cancelled partition reassignment for mechanisms-slow-0" in cancelled.stdout, cancelled
+    finally:  # whatever failed, the next mechanism starts from no reassignment
+        setup.admin.alter_reassignments({TopicPartition(SLOW, 0): None})
     assert wait_until(lambda: no_reassignment(setup, SLOW), 60)
     assert assignment(setup, SLOW) == before
     topics = setup.folder / f"{name}-topics.json"
@@ -221,6 +223,11 @@ def test_kerberos_from_the_ticket_cache_over_sasl_ssl(setup):
     topics.write_text(json.dumps({"version": 1, "topics": [{"topic": "kerberos-keytab"}]}))
     generated = ours(setup, m, "--generate", "--topics-to-move-json-file", str(topics), "--broker-list", "1,2,3")
     assert generated.code == 0 and "Current partition replica assignment" in generated.stdout, generated
+    # every other call over kafka-python: topic names, log dirs, end offsets, consumer groups' offsets
+    snapshot = setup.folder / "kerberos.jsonl"
+    written = ours(setup, m, "--write-cluster-snapshot", str(snapshot), "--sample-rates", "1")
+    assert written.code == 0, written
+    assert '"topic": "kerberos-keytab"' in snapshot.read_text() or '"kerberos-keytab"' in snapshot.read_text()
 
 
 # --------------------------------------------------------------------------------------------- failures
