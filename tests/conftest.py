@@ -68,7 +68,16 @@ def secure_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKa
     security = ClusterSecurity(
         users={"admin": _secret(), "operator": _secret(), "nobody": _secret()}, kerberos=True, oauth=True
     )
-    cluster = _start(tmp_path_factory, "kafka3-secure", brokers=3, security=security)
+    # a follower fetches at most 64 kB at once: a throttled move of small batches then stays in progress (a
+    # throttle is a rate over an 11 s window, and one fetch of up to 1 MB always goes through)
+    cluster = _start(
+        tmp_path_factory,
+        "kafka3-secure",
+        brokers=3,
+        security=security,
+        broker_config={"replica.fetch.max.bytes": "65536"},
+        start_timeout=180,  # the KDC starts first; generous, it costs nothing when the machine is idle
+    )
     yield cluster
     cluster.stop()
 

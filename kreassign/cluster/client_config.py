@@ -34,6 +34,19 @@ from kreassign.errors import ConfigError
 __all__ = ["SASL_MECHANISMS", "ClientConfig", "SaslCredentials", "load_client_config"]
 
 DEFAULT_CLIENT_ID = "reassign-partitions-tool"
+#: Java's PASSWORD-type properties of the admin client, other than sasl.jaas.config
+PASSWORD_PROPERTIES = frozenset(
+    {
+        "sasl.oauthbearer.assertion.private.key.passphrase",
+        "sasl.oauthbearer.client.credentials.client.secret",
+        "ssl.key.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.keystore.password",
+        "ssl.truststore.certificates",
+        "ssl.truststore.password",
+    }
+)
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_API_TIMEOUT_MS = 60_000
 FAILED_TO_CREATE_ADMIN = "Failed to create new KafkaAdminClient"
@@ -93,7 +106,9 @@ class ClientConfig:
         self.system_properties = java_system_properties(environ)
         resolution = resolve_config_providers(raw, environ, self.system_properties.get(AUTOMATIC_CONFIG_PROVIDERS))
         props = resolution.properties
-        self._provided = resolution.provided  # values read through config providers: secrets as far as we know
+        # values read through config providers into Java's PASSWORD properties (those of sasl.jaas.config are
+        # known from the login itself: a username there is no secret)
+        self._provided = [value for name, value in resolution.provided if name in PASSWORD_PROPERTIES]
         self._properties = props
         self.warnings: tuple[str, ...] = tuple(
             f"The configuration '{name}' was supplied but isn't a known config."
@@ -161,7 +176,7 @@ class ClientConfig:
                     found += [store.password or "", store.key_password or "", store.key_pem or ""]
         if self._store_files is not None:
             found += self._store_files.secrets
-        return sorted({s for s in found if s and len(s) >= 4}, key=len, reverse=True)
+        return sorted({s for s in found if s}, key=len, reverse=True)
 
     @property
     def api_timeout_ms(self) -> int:

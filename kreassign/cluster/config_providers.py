@@ -39,11 +39,11 @@ PLACEHOLDER = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
 
 @dataclass
 class Resolution:
-    """The properties with their placeholders replaced, the values that came from providers (secrets, as
-    far as kreassign knows), and notes on what was left as it is."""
+    """The properties with their placeholders replaced, the values that came from providers (with the property
+    each went into), and notes on what was left as it is."""
 
     properties: dict[str, str]
-    provided: list[str] = field(default_factory=list, repr=False)
+    provided: list[tuple[str, str]] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list)
 
 
@@ -94,7 +94,7 @@ def _replace(
         why = "no provider of that name is configured" if not any(p == provider for p, _ in lookups) else "not found"
         out.notes.append(f"{match.group(0)} in {name} was left as it is ({why}), as the Java client leaves it.")
         return match.group(0)
-    out.provided.append(found)
+    out.provided.append((name, found))
     return found
 
 

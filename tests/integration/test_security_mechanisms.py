@@ -106,7 +106,8 @@ def setup(secure_cluster, tmp_path_factory) -> Setup:
         mechanisms[name] = Mechanism(name, bootstrap, path, extra)
     for name in mechanisms:
         create_topic(secure_cluster.bootstrap_servers, name, LAYOUT, messages=MESSAGES, size=1000, security=security)
-    create_topic(secure_cluster.bootstrap_servers, SLOW, [[1, 2]], messages=3000, size=1000, security=security)
+    create_topic(secure_cluster.bootstrap_servers, SLOW, [[1, 2]], security=security)
+    _fill_in_small_batches(security, secure_cluster.bootstrap_servers, SLOW, 3000)
     SECRETS.extend(security.passwords)
     SECRETS.append(keytab.read_bytes().hex())
     admin = KafkaCluster(
@@ -118,6 +119,25 @@ def setup(secure_cluster, tmp_path_factory) -> Setup:
     yield Setup(secure_cluster, security, folder, env, mechanisms, admin)
     admin.close()
     SECRETS.extend(security.identity.issued)  # every token issued during the module, Apache's included
+
+
+def _fill_in_small_batches(security, bootstrap: str, topic: str, messages: int) -> None:
+    """1 kB records in batches of about 16 kB: a follower then copies 64 kB per throttle window."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 5,
+            "batch.size": 16384,
+            **security.librdkafka_config("admin"),
+        }
+    )
+    for _ in range(messages):
+        producer.produce(topic, value=b"s" * 1000, partition=0)
+        producer.poll(0)
+    assert producer.flush(120) == 0
 
 
 def ours(setup: Setup, m: Mechanism, *args: str, state: Path | None = None) -> Outcome:

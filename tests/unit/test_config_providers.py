@@ -48,7 +48,7 @@ def test_every_provider_anywhere_in_a_value(secrets_dir):
     assert resolved.properties["sasl.jaas.config"] == (
         f'x required username="alice" password="{SECRET}" t="tok-en\n" e="from-env";'
     )
-    assert SECRET in resolved.provided and resolved.notes == []
+    assert ("sasl.jaas.config", SECRET) in resolved.provided and resolved.notes == []
 
 
 def test_without_providers_nothing_changes():
@@ -130,16 +130,19 @@ def test_the_automatic_config_providers_system_property(secrets_dir):
     assert failure.value.message.startswith(f"{DIRECTORY_PROVIDER} is not allowed. Update System property")
 
 
-def test_provided_values_are_secrets_and_provider_keys_no_warning(secrets_dir):
+def test_provided_passwords_are_secrets_usernames_not_and_provider_keys_no_warning(secrets_dir):
     props = providers(
         **{
             "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "PLAIN",
             "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
-            f'username="u" password="${{file:{secrets_dir}/app.properties:password}}";',
+            f'username="${{file:{secrets_dir}/app.properties:user}}" '
+            f'password="${{file:{secrets_dir}/app.properties:password}}";',
+            "ssl.truststore.password": f"${{directory:{secrets_dir}/dir:token}}",
         }
     )
     config = ClientConfig(props)
     assert config.librdkafka_config()["sasl.password"] == SECRET
-    assert SECRET in config.secrets()
+    assert SECRET in config.secrets() and "tok-en\n" in config.secrets()
+    assert "alice" not in config.secrets()  # a username read through a provider is not scrubbed from output
     assert config.warnings == ()
