@@ -206,7 +206,7 @@ def test_every_action_with_the_same_file_as_the_apache_tool(setup, name):
         same(ours(setup, m, *verify), apache(setup, m, *verify))
         cancelled = ours(setup, m, "--cancel", "--reassignment-json-file", slow)
         assert cancelled.code == 0, cancelled
-        assert "Successfully cancelled partition reassignment for mechanisms-slow-0" in cancelled.stdout, cancelled
+        assert "Successfully cancelled partition reassignment for: mechanisms-slow-0" in cancelled.stdout, cancelled
     finally:  # whatever failed, the next mechanism starts from no reassignment
         setup.admin.alter_reassignments({TopicPartition(SLOW, 0): None})
     assert wait_until(lambda: no_reassignment(setup, SLOW), 60)
@@ -225,9 +225,11 @@ def test_every_action_with_the_same_file_as_the_apache_tool(setup, name):
         "--reassignment-json-file",
         batched,
         "--max-partition-movements",
-        "1",
+        "2",
         "--throttle",
         "50000000",
+        "--poll-interval-ms",
+        "200",
     )
     assert run.code == 0 and "Batched reassignment complete" in run.stdout, run
     progress = ours(setup, m, "--progress", "--reassignment-json-file", batched)
