@@ -155,6 +155,9 @@ class ClientConfig:
         if isinstance(self.sasl, TokenSource):
             if hasattr(self.sasl, "for_bootstrap"):
                 self.sasl.for_bootstrap(bootstrap)
+            if hasattr(self.sasl, "trust") and self.ssl is not None and self.ssl.truststore is not None:
+                # Java reaches an https token endpoint with the client's ssl.truststore.* too
+                self.sasl.trust(self._files().kafka_python()["ssl_cafile"])
             self.sasl.token()
         elif self.mechanism == "GSSAPI" and self._kerberos is None:
             from kreassign.cluster.kerberos import KerberosSession, register_kerberos_mechanism

@@ -244,6 +244,12 @@ class EndpointTokens(TokenSource):
         super().__init__(refresh)
         self.settings = settings
 
+    def trust(self, cafile: str) -> None:
+        """The CA certificates (PEM) an https token endpoint is checked against (the client's truststore)."""
+        from dataclasses import replace
+
+        self.settings = replace(self.settings, cafile=cafile)
+
     def secrets(self) -> list[str]:
         extra = [self.settings.client_secret] if self.settings.client_secret else []
         return [*extra, *super().secrets()]
