@@ -336,8 +336,10 @@ class LocalKafkaCluster:
         if self.security is not None:
             self.security.prepare(self.base_dir)
             self.security.start_services(self.base_dir)
-        self._prepare()
         try:
+            self._prepare()
+            if self.security is not None:
+                self.security.wait_for_services()
             self._start_processes(deadline=started + self.start_timeout)
         except BaseException:
             self.stop()

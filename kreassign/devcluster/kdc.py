@@ -34,6 +34,12 @@ class KerberosKdc:
         return self.directory / "krb5.conf"
 
     def start(self, timeout: float = 90.0) -> KerberosKdc:
+        """Start the KDC and wait until it serves."""
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self) -> KerberosKdc:
+        """Start the KDC process without waiting (its JVM boots while the brokers' storage is formatted)."""
         from kreassign.devcluster.cluster import die_with_parent
 
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -57,6 +63,9 @@ class KerberosKdc:
             start_new_session=True,
             preexec_fn=die_with_parent(signal.SIGKILL),
         )
+        return self
+
+    def wait_ready(self, timeout: float = 90.0) -> KerberosKdc:
         line = self._read_line(timeout)
         if line != "ready":
             self.stop()

@@ -77,6 +77,7 @@ class ClusterSecurity:
     )
     kdc: object = field(default=None, repr=False)
     identity: object = field(default=None, repr=False)
+    _kdc_ready: bool = field(default=True, init=False, repr=False)
 
     def extra_listeners(self) -> dict[str, str]:
         """The client listeners besides SASL_SSL (name -> protocol)."""
@@ -94,20 +95,27 @@ class ClusterSecurity:
 
     # ------------------------------------------------------------------ services
     def start_services(self, base_dir: Path) -> None:
-        """The KDC and the identity provider, before the brokers (which need both at start)."""
+        """The KDC (launched: ``wait_for_services`` waits for it) and the identity provider, before the brokers,
+        which need both at start."""
         from kreassign.devcluster.cluster import free_port
 
         if self.kerberos and self.kdc is None:
             from kreassign.devcluster.kdc import KerberosKdc
 
-            kdc = KerberosKdc(Path(base_dir) / "kdc", free_port()).start()
-            kdc.principal(f"{SERVICE_NAME}/localhost", kdc.directory / "broker.keytab")
-            self.kdc = kdc
+            self.kdc = KerberosKdc(Path(base_dir) / "kdc", free_port()).launch()
+            self._kdc_ready = False
         if self.oauth and self.identity is None:
             from kreassign.devcluster.identity import IdentityProvider
 
             assert self.directory is not None
             self.identity = IdentityProvider(self.directory, self.oauth_clients).start()
+
+    def wait_for_services(self) -> None:
+        """The KDC serves and the brokers' keytab is written (before the brokers start)."""
+        if self.kdc is not None and not self._kdc_ready:
+            self.kdc.wait_ready()
+            self.kdc.principal(f"{SERVICE_NAME}/localhost", self.kdc.directory / "broker.keytab")
+            self._kdc_ready = True
 
     def stop_services(self) -> None:
         for service in (self.kdc, self.identity):
