@@ -115,6 +115,8 @@ class ClientConfig:
             for name in props
             if not is_admin_property(name)
         ) + tuple(resolution.notes)
+        #: config provider placeholders left as they are: named in the hints of a failed login
+        self.placeholder_notes: tuple[str, ...] = tuple(resolution.notes)
         _refuse_unsupported(props)
         self.client_id = props.get("client.id", DEFAULT_CLIENT_ID).strip()
         self.security_protocol = _security_protocol(props)

@@ -77,21 +77,35 @@ def resolve_config_providers(
             provider, path, key = match.group(1), match.group(3) or "", match.group(4)
             if provider in providers:
                 wanted.setdefault((provider, path), set()).add(key)
+    denied: set[tuple[str, str]] = set()  # (provider, path) outside allowed.paths
     for (provider, path), keys in wanted.items():
         lookups[(provider, path)] = providers[provider].get(path, keys)
+        if path in providers[provider].denied:
+            denied.add((provider, path))
     resolution = Resolution({})
     for name, value in properties.items():
-        resolution.properties[name] = PLACEHOLDER.sub(lambda m, n=name: _replace(m, lookups, n, resolution), value)
+        resolution.properties[name] = PLACEHOLDER.sub(
+            lambda m, n=name: _replace(m, lookups, denied, n, resolution), value
+        )
     return resolution
 
 
 def _replace(
-    match: re.Match[str], lookups: Mapping[tuple[str, str], dict[str, str]], name: str, out: Resolution
+    match: re.Match[str],
+    lookups: Mapping[tuple[str, str], dict[str, str]],
+    denied: set[tuple[str, str]],
+    name: str,
+    out: Resolution,
 ) -> str:
     provider, path, key = match.group(1), match.group(3) or "", match.group(4)
     found = lookups.get((provider, path), {}).get(key) if (provider, path) in lookups else None
     if found is None:
-        why = "no provider of that name is configured" if not any(p == provider for p, _ in lookups) else "not found"
+        if (provider, path) in denied:
+            why = "its path is not in allowed.paths"
+        elif not any(p == provider for p, _ in lookups):
+            why = "no provider of that name is configured"
+        else:
+            why = "not found"
         out.notes.append(f"{match.group(0)} in {name} was left as it is ({why}), as the Java client leaves it.")
         return match.group(0)
     out.provided.append((name, found))
@@ -100,6 +114,8 @@ def _replace(
 
 # ------------------------------------------------------------------------------------------------ providers
 class _Provider:
+    denied: frozenset[str] | set[str] = frozenset()  # paths refused by allowed.paths
+
     def get(self, path: str, keys: set[str]) -> dict[str, str]:
         raise NotImplementedError
 
@@ -146,12 +162,16 @@ def _starts_with(path: str, base: str) -> bool:
 class _AllowedPaths:
     def __init__(self, allowed: list[str] | None) -> None:
         self.allowed = allowed
+        self.denied: set[str] = set()  # the paths refused (Java logs a warning for each)
 
     def check(self, path: str) -> str | None:
         if self.allowed is None:
             return path
         normalized = _java_normalize(path)
-        return normalized if any(_starts_with(normalized, base) for base in self.allowed) else None
+        if any(_starts_with(normalized, base) for base in self.allowed):
+            return normalized
+        self.denied.add(path)
+        return None
 
 
 def _allowed_paths(value: str | None) -> _AllowedPaths:
@@ -171,6 +191,7 @@ def _allowed_paths(value: str | None) -> _AllowedPaths:
 class _FileProvider(_Provider):
     def __init__(self, allowed: _AllowedPaths) -> None:
         self.allowed = allowed
+        self.denied = allowed.denied
 
     def get(self, path: str, keys: set[str]) -> dict[str, str]:
         if not path:
@@ -189,6 +210,7 @@ class _FileProvider(_Provider):
 class _DirectoryProvider(_Provider):
     def __init__(self, allowed: _AllowedPaths) -> None:
         self.allowed = allowed
+        self.denied = allowed.denied
 
     def get(self, path: str, keys: set[str]) -> dict[str, str]:
         if not path:

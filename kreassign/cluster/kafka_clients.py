@@ -65,7 +65,12 @@ class KafkaClients:
         else:
             self.api_timeout_s = max(float(request_timeout_s), self.config.request_timeout_ms / 1000.0)
         self.errors = ClientErrors(
-            self.address, self.using_controllers, self.api_timeout_s, self.config.security_protocol
+            self.address,
+            self.using_controllers,
+            self.api_timeout_s,
+            self.config.security_protocol,
+            self.config.mechanism,
+            self.config.placeholder_notes,
         )
         self._admin: Any = None  # confluent_kafka.admin.AdminClient
         self._legacy: Any = None  # kafka.admin.KafkaAdminClient

@@ -146,3 +146,26 @@ def test_provided_passwords_are_secrets_usernames_not_and_provider_keys_no_warni
     assert SECRET in config.secrets() and "tok-en\n" in config.secrets()
     assert "alice" not in config.secrets()  # a username read through a provider is not scrubbed from output
     assert config.warnings == ()
+
+
+def test_a_failed_login_names_the_placeholders_left_unresolved(secrets_dir, tmp_path_factory):
+    from kreassign.cluster.kafka import KafkaCluster
+
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "pw.properties").write_text("pw=x\n")
+    props = providers(
+        **{
+            "config.providers.file.param.allowed.paths": str(secrets_dir),
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="u" password="${{file:{outside}/pw.properties:pw}}";',
+        }
+    )
+    cluster = KafkaCluster(bootstrap_servers="127.0.0.1:1", client_config=ClientConfig(props))
+    notes = cluster.errors.sasl_failure("Authentication failed").__notes__
+    assert notes[0].startswith("The cluster at 127.0.0.1:1 refused the SASL login")
+    assert (
+        notes[1]
+        == f"${{file:{outside}/pw.properties:pw}} in sasl.jaas.config was left as it is (its path is not in allowed.paths), as the Java client leaves it."
+    )
