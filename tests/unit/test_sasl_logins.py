@@ -358,3 +358,23 @@ def unused_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def test_a_host_without_the_gss_api_library_gets_one_line_naming_its_package(monkeypatch):
+    from kreassign.cluster import gssapi_binding
+
+    monkeypatch.setattr(gssapi_binding, "_LIBRARY", None)
+    monkeypatch.setattr(gssapi_binding, "LIBRARY_NAMES", ("libgssapi_krb5-absent.so.9",))
+    monkeypatch.delenv("KREASSIGN_GSSAPI_LIBRARY", raising=False)
+    with pytest.raises(ConfigError) as failure:
+        gssapi_binding.load_gssapi_library()
+    assert failure.value.message.startswith("sasl.mechanism GSSAPI needs the system's Kerberos GSS-API library")
+    assert "libgssapi-krb5-2 (Debian, Ubuntu), krb5-libs (RHEL" in failure.value.message
+
+
+def test_the_library_an_executable_carries_is_loaded_first(monkeypatch):
+    from kreassign.cluster import gssapi_binding
+
+    monkeypatch.setattr(gssapi_binding, "_LIBRARY", None)
+    monkeypatch.setenv("KREASSIGN_GSSAPI_LIBRARY", "libgssapi_krb5.so.2")
+    assert gssapi_binding.load_gssapi_library()._name == "libgssapi_krb5.so.2"
