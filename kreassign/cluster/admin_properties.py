@@ -44,7 +44,7 @@ _METRICS = _n("client metrics are not exported")
 _REBOOTSTRAP = _n("the clients re-bootstrap on their own")
 _KERBEROS_RENEWAL = _n("Kerberos tickets are renewed by the GSS-API library from the keytab or ticket cache")
 _BROKER_SIDE = _n("a setting of the brokers' token validator, not of a client")
-_ASSERTION = _r("JWT assertions (the jwt-bearer grant, client assertion) are not supported yet: use a client secret")
+_ASSERTION = _t("the JWT assertion of the jwt-bearer grant or of client assertion (RS256)")
 _TLS_VERSIONS = _n("OpenSSL negotiates TLS 1.2 or 1.3, as Java's defaults do")
 
 ADMIN_CLIENT_PROPERTIES: Mapping[str, AdminProperty] = {
@@ -103,7 +103,7 @@ ADMIN_CLIENT_PROPERTIES: Mapping[str, AdminProperty] = {
     "sasl.oauthbearer.assertion.claim.sub": _ASSERTION,
     "sasl.oauthbearer.assertion.file": _ASSERTION,
     "sasl.oauthbearer.assertion.private.key.file": _ASSERTION,
-    "sasl.oauthbearer.assertion.private.key.passphrase": _ASSERTION,
+    "sasl.oauthbearer.assertion.private.key.passphrase": _r("an encrypted private key: give an unencrypted one"),
     "sasl.oauthbearer.assertion.template.file": _ASSERTION,
     "sasl.oauthbearer.client.credentials.client.id": _t("the client credentials grant's client id"),
     "sasl.oauthbearer.client.credentials.client.secret": _t("the client credentials grant's secret"),

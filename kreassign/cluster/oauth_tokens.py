@@ -37,6 +37,8 @@ LOGIN_HANDLERS = (
     "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
 )
 FAILED_TO_CREATE_ADMIN = "Failed to create new KafkaAdminClient"
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,10 @@ class EndpointSettings:
     sub_claim: str = "sub"
     extensions: Mapping[str, str] = field(default_factory=dict)
     cafile: str | None = None
+    #: ``jwt-bearer`` (KIP-1139's JwtBearerJwtRetriever) or ``client_credentials``
+    grant: str = "client_credentials"
+    #: the JWT assertion (jwt_assertions.AssertionSettings): the jwt-bearer grant's, or a client assertion
+    assertion: Any = None
 
 
 class EndpointTokens(TokenSource):
@@ -243,6 +249,7 @@ class EndpointTokens(TokenSource):
     def __init__(self, settings: EndpointSettings, refresh: Mapping[str, float] | None = None) -> None:
         super().__init__(refresh)
         self.settings = settings
+        self._assertions: list[str] = []  # every assertion sent: credentials too
 
     def trust(self, cafile: str) -> None:
         """The CA certificates (PEM) an https token endpoint is checked against (the client's truststore)."""
@@ -252,7 +259,7 @@ class EndpointTokens(TokenSource):
 
     def secrets(self) -> list[str]:
         extra = [self.settings.client_secret] if self.settings.client_secret else []
-        return [*extra, *super().secrets()]
+        return [*extra, *self._assertions, *super().secrets()]
 
     def _fetch(self) -> Token:
         s = self.settings
@@ -302,6 +309,23 @@ class EndpointTokens(TokenSource):
         from urllib.parse import quote, quote_plus
 
         s = self.settings
+        headers = {
+            "Accept": "application/json",
+            "Cache-Control": "no-cache",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        scope = "&scope=" + quote(s.scope.strip(), safe="") if s.scope and s.scope.strip() else ""
+        if s.assertion is not None:
+            assertion = s.assertion.assertion()
+            self._assertions.append(assertion)
+            if s.grant == "jwt-bearer":
+                body = f"grant_type={quote(JWT_BEARER_GRANT, safe='')}&assertion={assertion}{scope}"
+            else:  # client credentials, authenticated by the assertion (private_key_jwt)
+                body = (
+                    f"client_assertion_type={quote(CLIENT_ASSERTION_TYPE, safe='')}&client_assertion={assertion}"
+                    f"&grant_type=client_credentials&client_id={quote(s.client_id or '', safe='')}{scope}"
+                )
+            return body.encode(), headers
         if not s.client_id or not s.client_secret:
             missing = "clientId" if not s.client_id else "clientSecret"
             raise ConfigError(
@@ -313,16 +337,7 @@ class EndpointTokens(TokenSource):
         if s.urlencode_header:
             client_id, secret = quote_plus(client_id), quote_plus(secret)
         basic = base64.b64encode(f"{client_id}:{secret}".encode()).decode("ascii")
-        body = "grant_type=client_credentials"
-        if s.scope and s.scope.strip():
-            body += "&scope=" + quote(s.scope.strip(), safe="")
-        headers = {
-            "Authorization": f"Basic {basic}",
-            "Accept": "application/json",
-            "Cache-Control": "no-cache",
-            "Content-Type": "application/x-www-form-urlencoded",
-        }
-        return body.encode(), headers
+        return f"grant_type=client_credentials{scope}".encode(), {"Authorization": f"Basic {basic}", **headers}
 
     def _post_with_retries(self) -> str:
         import urllib.error

@@ -31,10 +31,12 @@ KAFKA_LOGIN_CLASSES = (
     "org.apache.kafka.common.security.kerberos.KerberosLogin",
     "org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerRefreshingLogin",
 )
+JWT_BEARER_RETRIEVER = "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever"
 _RETRIEVERS = {
     "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
     "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever",
     "org.apache.kafka.common.security.oauthbearer.FileJwtRetriever",
+    JWT_BEARER_RETRIEVER,
 }
 _VALIDATORS = {
     "org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator",
@@ -199,11 +201,27 @@ def _endpoint_tokens(
         value = (props.get(name) or "").strip()
         if value and value not in allowed:
             raise ConfigError(f"{name} {value} is not supported by kreassign: a Java class cannot run here")
-    assertion = sorted(n for n in props if n.startswith("sasl.oauthbearer.assertion."))
-    if assertion:
-        raise ConfigError(
-            f"{assertion[0]}: JWT assertions (the jwt-bearer grant, client assertion) are not supported by kreassign "
-            "yet: use a client secret"
+    from kreassign.cluster.jwt_assertions import AssertionSettings
+
+    jwt_bearer = (props.get("sasl.oauthbearer.jwt.retriever.class") or "").strip() == JWT_BEARER_RETRIEVER
+    for kind in ("file", "private.key.file", "template.file"):  # Java reads only the files KAFKA_OPTS allows
+        name = f"sasl.oauthbearer.assertion.{kind}"
+        path = (props.get(name) or "").strip()
+        if path and path not in allowed_list(system, ALLOWED_FILES):
+            error = failed_to_create(
+                f"Invalid value {path} for configuration {name}: The file cannot be accessed due to restrictions. "
+                f"Update the system property '{ALLOWED_FILES}' to allow the file to be accessed."
+            )
+            error.add_note(
+                f"As Kafka 4's Java client does, kreassign reads only the files that KAFKA_OPTS allows: "
+                f'export KAFKA_OPTS="-D{ALLOWED_FILES}={path}" (the Apache tool needs the same).'
+            )
+            raise error
+    assertion = AssertionSettings.from_properties(props)
+    if jwt_bearer and assertion is None:
+        raise failed_to_create(
+            "The OAuth configuration option sasl.oauthbearer.assertion.private.key.file (or "
+            "sasl.oauthbearer.assertion.file) is required for the jwt-bearer grant"
         )
     url = (props.get("sasl.oauthbearer.token.endpoint.url") or "").strip()
     name = "sasl.oauthbearer.token.endpoint.url"
@@ -246,6 +264,8 @@ def _endpoint_tokens(
             retry_backoff_max_s=_millis(props, "sasl.login.retry.backoff.max.ms", 10_000),
             sub_claim=(props.get("sasl.oauthbearer.sub.claim.name") or "sub").strip() or "sub",
             extensions={k[len("extension_") :]: v for k, v in entry.options.items() if k.startswith("extension_")},
+            grant="jwt-bearer" if jwt_bearer else "client_credentials",
+            assertion=assertion,
         ),
         refresh,
     )

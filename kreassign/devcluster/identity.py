@@ -22,64 +22,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs
 
+from kreassign.cluster.jwt_assertions import b64url, pem_body, pkcs1_sha256, rsa_numbers, signed_jwt
 from kreassign.devcluster.jars import HarnessError
 
 AUDIENCE = "kafka-cluster"
-_SHA256_DIGEST_INFO = bytes.fromhex("3031300d060960864801650304020105000420")
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
 def _int_bytes(value: int) -> bytes:
     return value.to_bytes((value.bit_length() + 7) // 8, "big")
 
 
-def _der_integers(der: bytes) -> list[int]:
-    """The INTEGERs of a DER SEQUENCE of INTEGERs (an RSAPrivateKey, PKCS #1)."""
-
-    def length(at: int) -> tuple[int, int]:
-        first = der[at]
-        if first < 0x80:
-            return first, at + 1
-        count = first & 0x7F
-        return int.from_bytes(der[at + 1 : at + 1 + count], "big"), at + 1 + count
-
-    if der[0] != 0x30:
-        raise HarnessError("not a DER sequence")
-    _, at = length(1)
-    values = []
-    while at < len(der):
-        if der[at] != 0x02:
-            raise HarnessError("not a DER integer")
-        size, at = length(at + 1)
-        values.append(int.from_bytes(der[at : at + size], "big"))
-        at += size
-    return values
-
-
 class RsaKey:
     """A 2048-bit RSA key made by ``openssl``, with RS256 signatures."""
 
-    def __init__(self, directory: Path) -> None:
-        pem = directory / "idp-key.pem"
-        for command in (
-            ["openssl", "genrsa", "-out", str(pem), "2048"],
-            ["openssl", "rsa", "-in", str(pem), "-outform", "DER", "-traditional", "-out", str(pem) + ".der"],
-        ):
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
-            if proc.returncode != 0:
-                raise HarnessError(f"openssl failed: {proc.stderr.strip()[-500:]}")
-        integers = _der_integers(Path(str(pem) + ".der").read_bytes())
-        self.n, self.e, self.d = integers[1], integers[2], integers[3]
-        self.size = (self.n.bit_length() + 7) // 8
-        self.kid = _b64url(hashlib.sha256(_int_bytes(self.n)).digest()[:12])
-
-    def sign(self, message: bytes) -> bytes:
-        digest = _SHA256_DIGEST_INFO + hashlib.sha256(message).digest()
-        encoded = b"\x00\x01" + b"\xff" * (self.size - len(digest) - 3) + b"\x00" + digest
-        return pow(int.from_bytes(encoded, "big"), self.d, self.n).to_bytes(self.size, "big")
+    def __init__(self, directory: Path, name: str = "idp-key") -> None:
+        self.pem = directory / f"{name}.pem"  # PKCS #8, as OpenSSL 3 writes it
+        proc = subprocess.run(["openssl", "genrsa", "-out", str(self.pem), "2048"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise HarnessError(f"openssl failed: {proc.stderr.strip()[-500:]}")
+        self.n, self.e, self.d = rsa_numbers(pem_body(self.pem.read_text()))
+        self.kid = b64url(hashlib.sha256(_int_bytes(self.n)).digest()[:12])
 
     def jwk(self) -> dict[str, str]:
         return {
@@ -87,22 +51,38 @@ class RsaKey:
             "alg": "RS256",
             "use": "sig",
             "kid": self.kid,
-            "n": _b64url(_int_bytes(self.n)),
-            "e": _b64url(_int_bytes(self.e)),
+            "n": b64url(_int_bytes(self.n)),
+            "e": b64url(_int_bytes(self.e)),
         }
 
     def jwt(self, claims: Mapping[str, object]) -> str:
-        header = _b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": self.kid}).encode())
-        payload = _b64url(json.dumps(dict(claims)).encode())
-        signature = self.sign(f"{header}.{payload}".encode())
-        return f"{header}.{payload}.{_b64url(signature)}"
+        return signed_jwt(self.n, self.d, {"alg": "RS256", "typ": "JWT", "kid": self.kid}, claims)
+
+    def verifies(self, token: str) -> bool:
+        """Whether ``token`` is an RS256 JWT signed with this key (checked with the public key)."""
+        try:
+            head, payload, signature = token.split(".")
+            given = int.from_bytes(base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4)), "big")
+        except ValueError:
+            return False
+        return pow(given, self.e, self.n) == pkcs1_sha256(self.n, f"{head}.{payload}".encode())
 
 
 class IdentityProvider:
-    """``clients``: client id -> (secret, subject of its tokens)."""
+    """``clients``: client id -> (secret, subject of its tokens). ``assertion_clients`` (names): clients that
+    authenticate with JWT assertions signed by a key of their own (``assertion_keys[name]``, made here), for the
+    client credentials grant with ``client_assertion`` and for the jwt-bearer grant (the assertion's ``iss``);
+    their tokens' subject is the assertion's ``sub``."""
 
-    def __init__(self, directory: Path, clients: Mapping[str, tuple[str, str]], lifetime_s: int = 3600) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        clients: Mapping[str, tuple[str, str]],
+        lifetime_s: int = 3600,
+        assertion_clients: tuple[str, ...] = (),
+    ) -> None:
         self.key = RsaKey(directory)
+        self.assertion_keys = {name: RsaKey(directory, f"client-{name}") for name in assertion_clients}
         self.clients = dict(clients)
         self.lifetime_s = lifetime_s
         self.issued: list[str] = []
@@ -145,18 +125,26 @@ class IdentityProvider:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
-                form = parse_qs(self.rfile.read(length).decode())
+                form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
                 provider.requests += 1
-                if self.path != "/token" or form.get("grant_type") != ["client_credentials"]:
-                    self._answer(
-                        400, {"error": "unsupported_grant_type", "error_description": "client_credentials only"}
-                    )
+                if self.path != "/token":
+                    self._answer(404, {"error": "not_found"})
                     return
-                client = provider.authenticated(self.headers.get("Authorization", ""))
-                if client is None:
+                if form.get("grant_type") == JWT_BEARER:
+                    subject = provider.asserted(form.get("assertion", ""))
+                elif form.get("grant_type") == "client_credentials" and "client_assertion" in form:
+                    ok = form.get("client_assertion_type") == CLIENT_ASSERTION
+                    subject = provider.asserted(form["client_assertion"]) if ok else None
+                elif form.get("grant_type") == "client_credentials":
+                    client = provider.authenticated(self.headers.get("Authorization", ""))
+                    subject = None if client is None else provider.clients[client][1]
+                else:
+                    self._answer(400, {"error": "unsupported_grant_type", "error_description": "not supported"})
+                    return
+                if subject is None:
                     self._answer(401, {"error": "invalid_client", "error_description": "Invalid client credentials"})
                     return
-                token = provider.token(client, form.get("scope", [""])[0])
+                token = provider.token(subject, form.get("scope", ""))
                 self._answer(200, {"access_token": token, "token_type": "Bearer", "expires_in": provider.lifetime_s})
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -174,15 +162,22 @@ class IdentityProvider:
         known = self.clients.get(client_id)
         return client_id if known is not None and known[0] == secret else None
 
-    def token(self, client_id: str, scope: str = "") -> str:
+    def asserted(self, assertion: str) -> str | None:
+        """The subject of a JWT assertion signed by a known client's key (its ``iss``), unexpired; else None."""
+        try:
+            claims = json.loads(base64.urlsafe_b64decode(assertion.split(".")[1] + "=="))
+        except (ValueError, IndexError):
+            return None
+        key = self.assertion_keys.get(claims.get("iss", ""))
+        if key is None or not key.verifies(assertion) or claims.get("exp", 0) < time.time():
+            return None
+        return claims.get("sub")
+
+    def token(self, subject: str, scope: str = "") -> str:
+        """A token for ``subject`` (a client id of ``clients`` stands for its subject)."""
+        subject = self.clients[subject][1] if subject in self.clients else subject
         now = int(time.time())
-        claims = {
-            "iss": self.url,
-            "aud": AUDIENCE,
-            "sub": self.clients[client_id][1],
-            "iat": now,
-            "exp": now + self.lifetime_s,
-        }
+        claims = {"iss": self.url, "aud": AUDIENCE, "sub": subject, "iat": now, "exp": now + self.lifetime_s}
         if scope:
             claims["scope"] = scope
         token = self.key.jwt(claims)

@@ -42,6 +42,8 @@ OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginMod
 OAUTH_LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 OAUTH_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 SERVICE_NAME = "kafka"
+#: the identity provider's client that authenticates with JWT assertions (the jwt-bearer grant)
+JWT_CLIENT = "kreassign-jwt"
 #: client listeners besides SASL_SSL: name -> security protocol
 EXTRA_LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "UNSECURED": "SASL_PLAINTEXT"}
 
@@ -108,7 +110,9 @@ class ClusterSecurity:
             from kreassign.devcluster.identity import IdentityProvider
 
             assert self.directory is not None
-            self.identity = IdentityProvider(self.directory, self.oauth_clients).start()
+            self.identity = IdentityProvider(
+                self.directory, self.oauth_clients, assertion_clients=(JWT_CLIENT,)
+            ).start()
 
     def wait_for_services(self) -> None:
         """The KDC serves and the brokers' keytab is written (before the brokers start)."""
@@ -139,6 +143,9 @@ class ClusterSecurity:
             options.append(f"-Djava.security.krb5.conf={self.kdc.krb5_conf}")
         if self.identity is not None:
             options.append(f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self.identity.token_url}")
+            options.append(
+                f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.files={self.identity.assertion_keys[JWT_CLIENT].pem}"
+            )
         return options
 
     def client_environment(self) -> dict[str, str]:
@@ -296,6 +303,22 @@ class ClusterSecurity:
             f"sasl.login.callback.handler.class={OAUTH_LOGIN_HANDLER}\n"
             f"sasl.oauthbearer.token.endpoint.url={token_url or self.identity.token_url}\n"
             f'sasl.jaas.config={OAUTH_MODULE} required clientId="{client_id}" clientSecret="{secret}" scope="kafka";\n'
+        )
+
+    def jwt_bearer_properties(self, subject: str) -> str:
+        """``--command-config`` for the jwt-bearer grant: an assertion for ``subject`` signed with the key of the
+        identity provider's assertion client (Kafka 4.1+)."""
+        assert self.identity is not None, "oauth=True"
+        prefix = "sasl.oauthbearer.assertion."
+        return (
+            "security.protocol=SASL_PLAINTEXT\n"
+            "sasl.mechanism=OAUTHBEARER\n"
+            f"sasl.login.callback.handler.class={OAUTH_LOGIN_HANDLER}\n"
+            "sasl.oauthbearer.jwt.retriever.class=org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever\n"
+            f"sasl.oauthbearer.token.endpoint.url={self.identity.token_url}\n"
+            f"{prefix}private.key.file={self.identity.assertion_keys[JWT_CLIENT].pem}\n"
+            f"{prefix}claim.iss={JWT_CLIENT}\n{prefix}claim.sub={subject}\n{prefix}claim.aud={self.identity.url}\n"
+            f"sasl.jaas.config={OAUTH_MODULE} required;\n"
         )
 
     @staticmethod

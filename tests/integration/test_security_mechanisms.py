@@ -97,6 +97,7 @@ def setup(secure_cluster, tmp_path_factory) -> Setup:
         ),
         "oauth-oidc": (plain, security.oauth_properties("kreassign-admin"), {}),
         "oauth-unsecured": (secure_cluster.bootstrap_for("UNSECURED"), security.unsecured_properties("admin"), {}),
+        "oauth-jwt-bearer": (plain, security.jwt_bearer_properties("admin"), {}),
         "scram-config-providers": (secure_cluster.bootstrap_servers, scram_with_providers, {PROVIDER_ENV: "admin"}),
     }
     mechanisms = {}
@@ -104,7 +105,7 @@ def setup(secure_cluster, tmp_path_factory) -> Setup:
         path = folder / f"{name}.properties"
         path.write_text(text)
         mechanisms[name] = Mechanism(name, bootstrap, path, extra)
-    for name in mechanisms:
+    for name in FLOWS:
         create_topic(secure_cluster.bootstrap_servers, name, LAYOUT, messages=MESSAGES, size=1000, security=security)
     create_topic(secure_cluster.bootstrap_servers, SLOW, [[1, 2]], security=security)
     _fill_in_small_batches(security, secure_cluster.bootstrap_servers, SLOW, 3000)
@@ -236,6 +237,18 @@ def test_every_action_with_the_same_file_as_the_apache_tool(setup, name):
     assert progress.code == 0 and "In sync" in progress.stdout, progress
     assert assignment(setup, name) == {p: tuple(r) for p, r in target.items()}
     JOURNALS.extend(p for p in (setup.folder / f"state-{name}").rglob("*") if p.is_file())
+
+
+@pytest.mark.differential
+def test_the_jwt_bearer_grant_with_an_assertion_signed_here(setup):
+    """Kafka 4.1+'s JwtBearerJwtRetriever: both tools sign an assertion with the same key and trade it for a token
+    the brokers accept."""
+    m = setup.mechanisms["oauth-jwt-bearer"]
+    same(ours(setup, m, "--list"), apache(setup, m, "--list"))
+    topics = setup.folder / "jwt-topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": "oauth-oidc"}]}))
+    generated = ours(setup, m, "--generate", "--topics-to-move-json-file", str(topics), "--broker-list", "1,2,3")
+    assert generated.code == 0 and "Current partition replica assignment" in generated.stdout, generated
 
 
 def test_kerberos_from_the_ticket_cache_over_sasl_ssl(setup):

@@ -29,7 +29,9 @@ SECRET = "client-Secret-4242"
 
 @pytest.fixture(scope="module")
 def idp(tmp_path_factory):
-    provider = IdentityProvider(tmp_path_factory.mktemp("idp"), {"ops": (SECRET, "ops-user")}, lifetime_s=600).start()
+    provider = IdentityProvider(
+        tmp_path_factory.mktemp("idp"), {"ops": (SECRET, "ops-user")}, lifetime_s=600, assertion_clients=("jwt-client",)
+    ).start()
     yield provider
     provider.stop()
 
@@ -45,8 +47,9 @@ def oidc(url: str, secret: str = SECRET, **extra: str) -> dict[str, str]:
     }
 
 
-def allowing(url: str) -> dict[str, str]:
-    return {"KAFKA_OPTS": f"-Xmx1g -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={url}"}
+def allowing(url: str, *files: str) -> dict[str, str]:
+    allowed = f" -Dorg.apache.kafka.sasl.oauthbearer.allowed.files={','.join(files)}" if files else ""
+    return {"KAFKA_OPTS": f"-Xmx1g -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={url}{allowed}"}
 
 
 # ------------------------------------------------------------------------------------------------ OIDC
@@ -103,6 +106,65 @@ def test_a_token_url_kafka_4_does_not_allow_is_refused_like_java(idp):
         "accessed due to restrictions. Update the system property 'org.apache.kafka.sasl.oauthbearer.allowed.urls' "
         "to allow the URL to be accessed."
     )
+
+
+def assertion_props(idp, **extra: str) -> dict[str, str]:
+    props = oidc(idp.token_url, **extra)
+    props["sasl.jaas.config"] = f'{OAUTH} required clientId="jwt-client" scope="kafka";'
+    props.update(
+        {
+            "sasl.oauthbearer.assertion.private.key.file": str(idp.assertion_keys["jwt-client"].pem),
+            "sasl.oauthbearer.assertion.claim.iss": "jwt-client",
+            "sasl.oauthbearer.assertion.claim.sub": "jwt-user",
+            "sasl.oauthbearer.assertion.claim.aud": idp.url,
+            "sasl.oauthbearer.assertion.claim.jti.include": "true",
+        }
+    )
+    return props
+
+
+@pytest.mark.parametrize("grant", ["jwt-bearer", "client-assertion"])
+def test_a_jwt_assertion_signed_here_is_accepted_by_the_identity_provider(idp, grant):
+    extra = {
+        "sasl.oauthbearer.jwt.retriever.class": "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever"
+    }
+    props = assertion_props(idp, **(extra if grant == "jwt-bearer" else {}))
+    with pytest.raises(ConfigError) as failure:
+        ClientConfig(props, environ=allowing(idp.token_url))
+    assert "The file cannot be accessed due to restrictions" in failure.value.__notes__[0]
+    config = ClientConfig(props, environ=allowing(idp.token_url, str(idp.assertion_keys["jwt-client"].pem)))
+    config.log_in("b:1")
+    token = config.sasl.token()
+    assert token.principal == "jwt-user"
+    assertion = config.sasl._assertions[-1]
+    claims = jwt_claims(assertion)
+    assert (claims["iss"], claims["sub"], claims["aud"]) == ("jwt-client", "jwt-user", idp.url)
+    assert claims["exp"] - claims["iat"] == 300 and claims["iat"] - claims["nbf"] == 60 and len(claims["jti"]) == 36
+    assert idp.assertion_keys["jwt-client"].verifies(assertion)
+    assert assertion in config.secrets()  # an assertion is a credential
+
+
+def test_an_assertion_from_a_file_and_refusals(idp, tmp_path):
+    key = idp.assertion_keys["jwt-client"]
+    now = int(time.time())
+    path = tmp_path / "assertion.jwt"
+    path.write_text(key.jwt({"iss": "jwt-client", "sub": "from-file", "exp": now + 60, "iat": now}) + "\n")
+    props = assertion_props(idp, **{"sasl.oauthbearer.assertion.file": str(path)})
+    key_file = str(idp.assertion_keys["jwt-client"].pem)
+    config = ClientConfig(props, environ=allowing(idp.token_url, key_file, str(path)))
+    config.log_in("b:1")
+    assert config.sasl.token().principal == "from-file"
+    for name, value, message in [
+        (
+            "sasl.oauthbearer.assertion.algorithm",
+            "ES256",
+            "sasl.oauthbearer.assertion.algorithm ES256 is not supported",
+        ),
+        ("sasl.oauthbearer.assertion.private.key.passphrase", "pw", "an encrypted private key is not supported"),
+    ]:
+        with pytest.raises(ConfigError) as failure:
+            ClientConfig(assertion_props(idp, **{name: value}), environ=allowing(idp.token_url, key_file))
+        assert message in failure.value.message
 
 
 def test_a_token_file(idp, tmp_path):
