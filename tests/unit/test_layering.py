@@ -48,6 +48,10 @@ THIRD_PARTY_HOMES = {
     "pyarrow": ("kreassign.spark",),
     "py4j": ("kreassign.spark",),
     "kazoo": ("kreassign.zookeeper", "kreassign.devcluster"),
+    # AWS MSK IAM (the aws extra): the signer library and the AWS SDK under it
+    "aws_msk_iam_sasl_signer": ("kreassign.cluster",),
+    "boto3": ("kreassign.cluster",),
+    "botocore": ("kreassign.cluster",),
 }
 
 
