@@ -413,6 +413,11 @@ class BatchedExecutor:
                 self.state.log_dir_throttle = dirs
             self.journal.append(self.state, [self.state.settings_record()])
             self.reporter.event(f"Throttle changed to {self.state.throttle} B/s")
+            if inter >= 0 and self.auto_throttle is not None:  # the operator's word wins over the headroom
+                self.auto_throttle = None
+                self.reporter.event(
+                    f"--throttle auto stops adjusting: the throttle of {inter} B/s handed over holds from now on"
+                )
         return None
 
     def _observe_brokers(self) -> None:

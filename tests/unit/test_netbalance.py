@@ -259,7 +259,7 @@ def test_generate_samples_the_live_cluster_with_sample_rates(monkeypatch):
     without the option no rate is read and the plan is the bytes-only one."""
     from functools import partial
 
-    import kreassign.actions.traffic as traffic
+    import kreassign.execution.sampling as traffic
     from kreassign.actions.balanced import generate_balanced
     from kreassign.cluster.simulated import SimulatedCluster
     from kreassign.model import Broker, TopicPartition

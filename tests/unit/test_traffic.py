@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kreassign.actions.traffic import find_slow_moves, sample_rates, slow_move_line
+from kreassign.actions.traffic import find_slow_moves, slow_move_line
 from kreassign.cluster.simulated import SimulatedCluster
+from kreassign.execution.sampling import sample_rates
 from kreassign.model import Broker, TopicPartition
 from kreassign.planning.traffic import (
     LogSample,
