@@ -98,6 +98,9 @@ def cancel_runs_of_plan(
     clean-up the cluster refuses (through --bootstrap-controller, say) is one ``warn`` line, and the Apache cancel
     goes on (it cancels the reassignments in Kafka itself)."""
     targets = plan.targets()
+    # the Apache cancel's first call, before the cluster's id is asked: on a cluster that fails, its error
+    if targets:
+        port.list_reassignments(list(targets))
     memory = memory_of(port)
     if memory is None:  # no cluster id, no state of its own
         return []

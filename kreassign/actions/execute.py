@@ -28,7 +28,13 @@ from kreassign.javacompat.hashmap import (
     hash_set_order,
     iteration_order,
 )
-from kreassign.model import PartitionInfo, ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.model import (
+    PartitionInfo,
+    PartitionReassignment,
+    ReassignmentPlan,
+    TopicPartition,
+    TopicPartitionReplica,
+)
 from kreassign.planning.throttles import (
     FOLLOWER_THROTTLED_RATE,
     FOLLOWER_THROTTLED_REPLICAS,
@@ -90,10 +96,11 @@ def execute_apache_form(
     control file, as the batched form's --additional does); the others are submitted as Apache does. stdout is the
     Apache tool's text for the command; what happened to the runs goes on ``notes`` (stderr)."""
     plan = request.plan
+    running = port.list_reassignments()  # the Apache tool's first call (on a cluster that fails, its error)
     memory = memory_of(port)
     runs = memory.live_runs() if memory is not None else []
     if runs and not request.additional:
-        raise existing_reassignment_error(port.list_reassignments(), runs)
+        raise existing_reassignment_error(running, runs)
     held = runs_moving(memory, plan.targets()) if runs else {}
     if request.sample_window is not None:
         left = {tp: r for tp, r in plan.targets().items() if tp not in held}
@@ -110,6 +117,7 @@ def execute_apache_form(
         clock=clock,
         sleep=sleep,
         held=set(held),
+        running=running,
     )
     for run in {run.record: run for run in held.values()}.values():
         partitions = [tp for tp, holder in held.items() if holder.record == run.record]
@@ -158,13 +166,15 @@ def execute_assignment(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     held: Collection[TopicPartition] = (),
+    running: Mapping[TopicPartition, PartitionReassignment] | None = None,
 ) -> ExecuteResult:
     """``held``: partitions a batched run moves to the same target (``execute_apache_form``): printed as Apache
-    prints them, neither submitted nor throttled here (the run does both, a step at a time)."""
+    prints them, neither submitted nor throttled here (the run does both, a step at a time). ``running``: the
+    reassignments listed already (else listed here, the Apache tool's first call)."""
     proposed = {tp: tuple(replicas) for tp, replicas in plan.partitions}
     submitted = {tp: replicas for tp, replicas in proposed.items() if tp not in held}
     result = ExecuteResult()
-    running = port.list_reassignments()
+    running = port.list_reassignments() if running is None else running
     if not additional and running:
         raise existing_reassignment_error(running)
 
