@@ -82,6 +82,9 @@ def execute_batched(
     journal.check_location()
     if journal.is_running_elsewhere():
         return _hand_over(journal, request, out, json_mode)
+    elsewhere = [run for run in memory.live_runs(plan_id(targets)) if run.journal != journal.path.resolve()]
+    if elsewhere:  # the plan runs on this cluster with another journal (--journal-file): that run is the one
+        return _hand_over(Journal(elsewhere[0].journal), request, out, json_mode)
     previous = _previous_run(journal, targets, memory, notes)
     resumed = previous if previous is not None and previous.status.resumable else None
     current, live = lagging(lambda: check_plan_against_cluster(port, targets))

@@ -523,3 +523,17 @@ def test_set_aside_without_legacy_state_does_nothing(host):
     assert set_aside_legacy(TARGETS) is None
     assert not (state_dir() / "unbound").exists()
     assert live_runs(A) == []
+
+
+def test_the_batched_form_finds_the_run_of_its_plan_on_this_cluster_whatever_its_journal(host, live_run, tmp_path):
+    """A run started with --journal-file, and a second shell's batched --additional without it: the throttle goes to
+    that run; no second run of the plan starts beside it."""
+    cli, plan = host
+    elsewhere = Journal(tmp_path / "mine" / "j.json")
+    holder = live_run(B, elsewhere.path, plan)
+    code, out, _err = cli(cluster(B), "--execute", "--reassignment-json-file", plan, "--max-partition-movements", "1",
+                          "--additional", "--throttle", "5000000")  # fmt: skip
+    assert (code, out) == (0, f"The batched reassignment running as pid {holder.pid} will use the new throttle from "
+                              "its next poll.\n")  # fmt: skip
+    assert elsewhere.read_control() == {"throttle": 5000000}
+    assert not cluster_journal_path(B, TARGETS).exists()
