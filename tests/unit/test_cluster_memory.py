@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,7 @@ from kreassign.execution import journal as journal_module
 from kreassign.execution.journal import Journal, RunStatus, cluster_journal_path, plan_id, state_dir
 from kreassign.execution.memory import KEEP_DAYS_VARIABLE, prune, set_aside_legacy
 from kreassign.execution.registry import legacy_registry_dir, live_runs
+from kreassign.formats import format_reassignment_json
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
 
@@ -212,21 +214,23 @@ def test_a_journal_file_of_another_cluster_is_one_line_and_nothing_changes(host)
     assert staging.list_reassignments() == {} and staging.partitions[T0].replicas == [1, 2]
 
 
-def write_v1_journal(path, original=((1, 2), (1, 2)), status=RunStatus.CANCELLED, steps=None) -> None:
-    """A journal as the version before issue 39 wrote it (version 1, no cluster id)."""
+V1_JOURNAL = Path(__file__).parent / "data" / "journal-v1-cancelled.json"
+"""A journal as the version before issue 39 wrote it (version 1, no cluster id): x.json run on a simulated cluster
+by that version's execute_batched and cancelled after its first polls."""
+
+
+def write_v1_journal(path, original=((1, 2), (1, 2)), status=RunStatus.CANCELLED) -> None:
+    """``V1_JOURNAL`` at ``path`` (its originals and status as given), and its original file beside it, as that
+    version wrote them."""
+    data = json.loads(V1_JOURNAL.read_text())
+    assert (data["version"], data["plan_id"], "cluster_id" in data) == (1, plan_id(TARGETS), False)
+    for entry in data["partitions"]:
+        entry["original"] = list(original[entry["partition"]])
+    data["status"] = status
     path.parent.mkdir(parents=True, exist_ok=True)
-    partitions = [
-        {"topic": "orders", "partition": p, "original": list(original[p]), "target": list(TARGETS[tp]),
-         "in_flight": None, "steps_done": (steps or {}).get(p, 0)}
-        for p, tp in enumerate((T0, T1))
-    ]  # fmt: skip
-    path.write_text(
-        json.dumps({"version": 1, "kind": "kreassign-journal", "plan_id": plan_id(TARGETS), "status": status,
-                    "message": "cancelled by --cancel (pid 1)", "pid": 1, "started": 1.0, "updated": 1.0,
-                    "limits": {}, "throttle": -1, "log_dir_throttle": -1, "recorded_throttles": {},
-                    "partitions": partitions})
-    )  # fmt: skip
-    Journal(path).original_path.write_text(plan_json(dict(zip((T0, T1), original, strict=True))))
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    originals = dict(zip((T0, T1), original, strict=True))
+    Journal(path).original_path.write_text(format_reassignment_json(originals, {}) + "\n")
 
 
 def test_a_version_1_journal_file_is_taken_as_the_named_clusters_and_stamped(host, tmp_path):
