@@ -6,7 +6,7 @@ re-measure, so a poll never waits for a sampling window."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kreassign.cluster.port import ClusterPort
@@ -88,6 +88,11 @@ class AutoThrottle:
     def throttle(self) -> int:
         """The run's throttle for its own estimates (ETA, shares): the least of the brokers'."""
         return min(room.rate for room in self.rooms.values())
+
+    def handed_over(self, rate: int, event: Callable[[str], object]) -> None:
+        """The operator handed the run a throttle (``--additional --throttle``): it holds from now on, and auto
+        adjusts no more (the run drops this object)."""
+        event(f"--throttle auto stops adjusting: the throttle of {rate} B/s handed over holds from now on")
 
     def tick(self, run: Any) -> int:
         """Sets the rates that differ from those set (all at the first tick) on the live brokers of ``run`` (the

@@ -414,10 +414,7 @@ class BatchedExecutor:
             self.journal.append(self.state, [self.state.settings_record()])
             self.reporter.event(f"Throttle changed to {self.state.throttle} B/s")
             if inter >= 0 and self.auto_throttle is not None:  # the operator's word wins over the headroom
-                self.auto_throttle = None
-                self.reporter.event(
-                    f"--throttle auto stops adjusting: the throttle of {inter} B/s handed over holds from now on"
-                )
+                self.auto_throttle = self.auto_throttle.handed_over(inter, self.reporter.event)
         return None
 
     def _observe_brokers(self) -> None:

@@ -102,51 +102,46 @@ def copying(port: KafkaCluster, topic: str, partitions: int, run: subprocess.Pop
     return bool(moving) and f"topic:{topic}" in throttles_once_applied(port, [1, 2, 3], [topic], settle=0)
 
 
-def start_run_on_b(host: Host, topic: str, plan: str, name: str, *extra: str) -> subprocess.Popen:
+@pytest.fixture(scope="module")
+def b_run(host, orders):
+    """A batched run of x.json on B, as the operator starts it (defaults: no --journal-file), its steps copying."""
+    topic, plan = orders
     run = host.background(
-        host.b, name, "--execute", "--reassignment-json-file", plan, "--max-partition-movements", "2",
-        "--throttle", "10000", "--poll-interval-ms", "200", *extra,
+        host.b, "b-run", "--execute", "--reassignment-json-file", plan, "--max-partition-movements", "2",
+        "--throttle", "10000", "--poll-interval-ms", "200",
     )  # fmt: skip
     assert wait_until(lambda: copying(host.port_b, topic, len(TARGET), run), timeout=120, interval=0.2)
-    assert run.poll() is None, f"the run on B ended before the second shell: {host.outputs(name)}"
-    return run
+    assert run.poll() is None, f"the run on B ended before the second shell: {host.outputs('b-run')}"
+    yield run
+    if run.poll() is None:
+        run.kill()
+        run.wait()
+    host.port_b.alter_reassignments(dict.fromkeys(host.port_b.list_reassignments(), None))
 
 
-def test_an_apache_cancel_aimed_at_one_cluster_leaves_the_run_on_the_other_alone(host, orders):
+def test_an_apache_cancel_aimed_at_one_cluster_leaves_the_run_on_the_other_alone(host, orders, b_run):
     """Blocker 1: a batched run of x.json on B; on A, where nothing moves, the Apache-form --cancel of x.json prints
     what the Apache tool prints on A, and B's run goes on."""
     topic, plan = orders
-    run = start_run_on_b(host, topic, plan, "b-run")
-    try:
-        ours = host.shell(host.a, "--cancel", "--reassignment-json-file", plan)
-        apache = run_apache(["--bootstrap-server", host.a, "--cancel", "--reassignment-json-file", plan])
-        assert (ours.returncode, ours.stdout) == (apache.code, apache.stdout), ours.stderr
-        assert ours.stdout.startswith("None of the specified partition reassignments are active.\n"), ours.stdout
-        assert "batched run" not in ours.stderr, ours.stderr
-        assert run.poll() is None, f"B's run was stopped by a cancel aimed at A: {host.outputs('b-run')}"
-        assert host.port_b.list_reassignments([TopicPartition(topic, p) for p in range(len(TARGET))])
-        assert layout(host.port_a, topic) == A_SOURCE
-        # B's run is stopped by a cancel aimed at B
-        on_b = host.shell(host.b, "--cancel", "--reassignment-json-file", plan)
-        assert on_b.returncode == 0, on_b.stdout + on_b.stderr
-        assert "kreassign: stopped the batched run of this plan (pid" in on_b.stderr, on_b.stderr
-        assert run.wait(timeout=120) == 4, host.outputs("b-run")
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-    assert layout(host.port_b, topic) == B_SOURCE
+    ours = host.shell(host.a, "--cancel", "--reassignment-json-file", plan)
+    apache = run_apache(["--bootstrap-server", host.a, "--cancel", "--reassignment-json-file", plan])
+    assert (ours.returncode, ours.stdout) == (apache.code, apache.stdout), ours.stderr
+    assert ours.stdout.startswith("None of the specified partition reassignments are active.\n"), ours.stdout
+    assert "batched run" not in ours.stderr, ours.stderr
+    assert b_run.poll() is None, f"B's run was stopped by a cancel aimed at A: {host.outputs('b-run')}"
+    assert host.port_b.list_reassignments([TopicPartition(topic, p) for p in range(len(TARGET))])
+    assert layout(host.port_a, topic) == A_SOURCE
 
 
-def test_a_plan_run_on_a_second_cluster_starts_its_own_lineage_and_original(host, orders):
-    """Blocker 2: B has a stopped run of x.json (resumable); the same batched command on A neither resumes it nor
-    names B's assignment as A's: its "Current partition replica assignment" block and its original are A's."""
+def test_a_plan_run_on_a_second_cluster_starts_its_own_lineage_and_original(host, orders, b_run):
+    """Blocker 2: B's run of x.json stopped (resumable); the same batched command on A neither resumes it nor names
+    B's assignment as A's: its "Current partition replica assignment" block and its original are A's."""
     topic, plan = orders
-    run = start_run_on_b(host, topic, plan, "b-stopped")
-    run.send_signal(signal.SIGTERM)
-    assert run.wait(timeout=120) == 128 + signal.SIGTERM, host.outputs("b-stopped")
-    b_original = re.search(r"Original assignment \(to roll back\): (.*)\n", (host.folder / "b-stopped.out").read_text())
-    assert b_original, host.outputs("b-stopped")
+    b_run.send_signal(signal.SIGTERM)
+    assert b_run.wait(timeout=120) == 128 + signal.SIGTERM, host.outputs("b-run")
+    b_original = re.search(r"Original assignment \(to roll back\): (.*)\n", (host.folder / "b-run.out").read_text())
+    assert b_original, host.outputs("b-run")
+    assert wait_until(lambda: layout(host.port_b, topic) == B_SOURCE, timeout=30)  # its clean-up put B back
     before_a = layout(host.port_a, topic)
     assert before_a == A_SOURCE
     dirs = host.port_a.describe_replica_log_dirs(
