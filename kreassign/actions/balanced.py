@@ -303,7 +303,7 @@ def partition_rates(
     recorded: Mapping[TopicPartition, tuple[float, float]] | None = None,
 ) -> dict[tuple[str, int], tuple[float, float]]:
     """Bytes written and read per second of each partition of ``rows``: sampled on the live cluster over
-    ``request.sample_rates`` seconds (:func:`kreassign.actions.traffic.sample_rates`), else those a cluster
+    ``request.sample_rates`` seconds (:func:`kreassign.execution.sampling.sample_rates`), else those a cluster
     snapshot recorded (``recorded``, or the port's); {} when none are known (the plan is then today's)."""
     if request.sample_rates is not None:
         from kreassign.execution.sampling import sample_rates

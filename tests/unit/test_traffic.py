@@ -1,5 +1,5 @@
 """Traffic rates from Admin samples (kreassign.planning.traffic) and the slow moves they name
-(kreassign.actions.traffic, on the simulated cluster)."""
+(kreassign.execution.sampling and kreassign.actions.traffic, on the simulated cluster)."""
 
 from __future__ import annotations
 
