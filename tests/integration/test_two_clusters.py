@@ -81,11 +81,11 @@ def write_plan(path: Path, topic: str, replicas: list[list[int]]) -> str:
 
 @pytest.fixture(scope="module")
 def orders(host):
-    """The same topic on both clusters: on A small, on B 3 MB a partition (at 10 KB/s a copy takes minutes once
-    the follower's first fetch, 1 MB, has passed the throttle), and the plan x.json."""
+    """The same topic on both clusters: on A small, on B 8 MB a partition (at 10 KB/s a copy takes minutes once
+    the follower's first fetch has passed the throttle), and the plan x.json."""
     topic = f"orders-{uuid.uuid4().hex[:8]}"
     create_topic(host.a, topic, A_SOURCE, messages=20, size=100)
-    create_topic(host.b, topic, B_SOURCE, messages=6000, size=1000)
+    create_topic(host.b, topic, B_SOURCE, messages=16000, size=1000)
     yield topic, write_plan(host.folder / f"{topic}.json", topic, TARGET)
     remove_throttles(host.port_b, range(1, 6), [topic])
 
@@ -174,7 +174,7 @@ def test_an_apache_execute_additional_of_a_running_plan_hands_its_throttle_to_th
     (how the Apache docs say to change the throttle of a running reassignment) prints the Apache tool's text, starts
     none of the run's partitions behind its back, and hands the throttle to the run, which finishes with it."""
     topic = f"hot-{uuid.uuid4().hex[:8]}"
-    create_topic(host.b, topic, HOT_SOURCE, messages=8000, size=1000)  # 2 MB a partition
+    create_topic(host.b, topic, HOT_SOURCE, messages=12000, size=1000)  # 3 MB a partition
     plan = write_plan(host.folder / f"{topic}.json", topic, HOT_TARGET)
     partitions = [TopicPartition(topic, p) for p in range(len(HOT_TARGET))]
     run = host.background(
