@@ -81,8 +81,9 @@ def write_plan(path: Path, topic: str, replicas: list[list[int]]) -> str:
 
 @pytest.fixture(scope="module")
 def orders(host):
-    """The same topic on both clusters: on A small, on B 8 MB a partition (at 10 KB/s a copy takes minutes once
-    the follower's first fetch has passed the throttle), and the plan x.json."""
+    """The same topic on both clusters: on A small, on B 8 MB a partition, and the plan x.json. Under a 10 KB/s
+    throttle a follower still fetches about 1 MB (replica.fetch.max.bytes) per 11 s quota window: a partition
+    copies for more than a minute, and B's run (one partition at a time) for minutes."""
     topic = f"orders-{uuid.uuid4().hex[:8]}"
     create_topic(host.a, topic, A_SOURCE, messages=20, size=100)
     create_topic(host.b, topic, B_SOURCE, messages=16000, size=1000)
@@ -107,7 +108,7 @@ def b_run(host, orders):
     """A batched run of x.json on B, as the operator starts it (defaults: no --journal-file), its steps copying."""
     topic, plan = orders
     run = host.background(
-        host.b, "b-run", "--execute", "--reassignment-json-file", plan, "--max-partition-movements", "2",
+        host.b, "b-run", "--execute", "--reassignment-json-file", plan, "--max-partition-movements", "1",
         "--throttle", "10000", "--poll-interval-ms", "200",
     )  # fmt: skip
     assert wait_until(lambda: copying(host.port_b, topic, len(TARGET), run), timeout=120, interval=0.2)
@@ -174,7 +175,7 @@ def test_an_apache_execute_additional_of_a_running_plan_hands_its_throttle_to_th
     (how the Apache docs say to change the throttle of a running reassignment) prints the Apache tool's text, starts
     none of the run's partitions behind its back, and hands the throttle to the run, which finishes with it."""
     topic = f"hot-{uuid.uuid4().hex[:8]}"
-    create_topic(host.b, topic, HOT_SOURCE, messages=12000, size=1000)  # 3 MB a partition
+    create_topic(host.b, topic, HOT_SOURCE, messages=12000, size=1000)  # 3 MB a partition: 30 s a copy at 10 KB/s
     plan = write_plan(host.folder / f"{topic}.json", topic, HOT_TARGET)
     partitions = [TopicPartition(topic, p) for p in range(len(HOT_TARGET))]
     run = host.background(
