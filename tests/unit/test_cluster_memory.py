@@ -28,6 +28,7 @@ from kreassign.execution.registry import legacy_registry_dir, live_runs
 from kreassign.formats import format_reassignment_json
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
+from tests.unit.test_executor import Recorder
 
 MB = 1_000_000
 A, B = "staging-id", "prod-id"
@@ -77,26 +78,11 @@ class Kill(BaseException):
     pass
 
 
-class Quiet:
-    def __init__(self, on_progress=None):
-        self.events: list[str] = []
-        self.polls = 0
-        self.on_progress = on_progress
-
-    def event(self, message):
-        self.events.append(message)
-
-    def progress(self, _progress):
-        self.polls += 1
-        if self.on_progress:
-            self.on_progress(self.polls)
-
-
 def batched(sim, polls_before_kill=None, **options):
     """A batched run of x.json with the default journal; killed like ``kill -9`` (no clean-up) after some polls."""
     request = ExecuteRequest(ReassignmentPlan(tuple(TARGETS.items())), limits=Limits(partitions=2), **options)
     if polls_before_kill is None:
-        return execute_batched(sim, request, lambda _t: None, Quiet(), clock=sim.clock, sleep=sim.sleep)
+        return execute_batched(sim, request, lambda _t: None, Recorder(), clock=sim.clock, sleep=sim.sleep)
 
     def kill(n):
         if n == polls_before_kill:
@@ -106,7 +92,7 @@ def batched(sim, polls_before_kill=None, **options):
     executor_module.BatchedExecutor._clean_up = lambda self, status, message: []
     try:
         with pytest.raises(Kill):
-            execute_batched(sim, request, lambda _t: None, Quiet(kill), clock=sim.clock, sleep=sim.sleep)
+            execute_batched(sim, request, lambda _t: None, Recorder(kill), clock=sim.clock, sleep=sim.sleep)
     finally:
         executor_module.BatchedExecutor._clean_up = clean_up
     return None
@@ -360,7 +346,7 @@ def test_progress_after_an_interrupted_run_says_what_its_clean_up_did(host, monk
             raise executor_module.Interrupted(2)
 
     request = ExecuteRequest(ReassignmentPlan(tuple(TARGETS.items())), limits=Limits(partitions=1), throttle=MB)
-    outcome = execute_batched(prod, request, lambda _t: None, Quiet(interrupt), clock=prod.clock, sleep=prod.sleep)
+    outcome = execute_batched(prod, request, lambda _t: None, Recorder(interrupt), clock=prod.clock, sleep=prod.sleep)
     assert outcome.status is RunStatus.INTERRUPTED and outcome.reverted
     _code, _out, err = cli(prod, "--progress", "--reassignment-json-file", plan)
     journal = cluster_journal_path(B, TARGETS)
@@ -380,7 +366,7 @@ def test_a_resumed_run_prints_the_assignment_as_it_is_now(host):
         if prod.partitions[T0].replicas == [3, 2]:
             Journal(cluster_journal_path(B, TARGETS)).request(cancel=True)
 
-    execute_batched(prod, request, lambda _t: None, Quiet(stop_after_first), clock=prod.clock, sleep=prod.sleep)
+    execute_batched(prod, request, lambda _t: None, Recorder(stop_after_first), clock=prod.clock, sleep=prod.sleep)
     assert prod.partitions[T0].replicas == [3, 2]
     code, out, _err = cli(prod, "--execute", "--reassignment-json-file", plan, "--max-partition-movements", "1")
     assert code == 0
@@ -400,7 +386,7 @@ def test_a_run_handed_over_spends_no_sampling_window(host, live_run):
         ReassignmentPlan(tuple(TARGETS.items())), limits=Limits(partitions=1), additional=True, throttle=MB,
         sample_window=10,
     )  # fmt: skip
-    assert execute_batched(prod, request, lambda _t: None, Quiet(), clock=prod.clock, sleep=slept.append) is None
+    assert execute_batched(prod, request, lambda _t: None, Recorder(), clock=prod.clock, sleep=slept.append) is None
     assert slept == []
     assert Journal(cluster_journal_path(B, TARGETS)).read_control() == {"throttle": MB}
 
@@ -424,7 +410,7 @@ def test_auto_with_sample_rates_samples_once_and_yields_to_a_handed_throttle(hos
         ReassignmentPlan(tuple(TARGETS.items())), limits=Limits(partitions=1), sample_window=10,
         auto=AutoThrottleRequest(capacity=20 * MB), allow_slow_moves=True,
     )  # fmt: skip
-    reporter = Quiet(hand_over)
+    reporter = Recorder(hand_over)
     outcome = execute_batched(prod, request, lambda _t: None, reporter, clock=prod.clock, sleep=sleep)
     assert outcome.status is RunStatus.COMPLETED
     assert windows[:1] == [10] and all(w < 10 for w in windows[1:]), windows  # one window, not two
@@ -446,7 +432,7 @@ def test_a_throttle_handed_over_stays_through_the_re_measures_of_auto(host):
         limits=Limits(partitions=1),
         auto=AutoThrottleRequest(capacity=20 * MB),
     )
-    execute_batched(prod, request, lambda _t: None, Quiet(hand_over), clock=prod.clock, sleep=prod.sleep)
+    execute_batched(prod, request, lambda _t: None, Recorder(hand_over), clock=prod.clock, sleep=prod.sleep)
     assert len(rates) > 100 and set(rates[3:]) == {str(MB)}, rates[:5]  # runs for minutes at 1 MB/s: re-measured
 
 
