@@ -7,6 +7,13 @@ import pytest
 from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartition, SnapshotTopic, save_snapshot
 
 
+@pytest.fixture(autouse=True)
+def own_state_folder(tmp_path_factory, monkeypatch):
+    """Every unit test keeps what kreassign remembers (journals, the registry of live runs) in a folder of its own,
+    never in the user's ``~/.local/state``; a test may point XDG_STATE_HOME elsewhere itself."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 def two_topics(tmp_path):
     """Brokers 1-4 on racks a/b (1, 3 on a); 'orders' on brokers 1-2 only, 'logs' on 3-4 only: replicas and
