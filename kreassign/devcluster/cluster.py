@@ -29,6 +29,7 @@ from kreassign.devcluster.jars import (
     pinned_kafka_version,
     zookeeper_kafka_version,
 )
+from kreassign.devcluster.processes import die_with_parent, free_port
 from kreassign.devcluster.security import ClusterSecurity
 
 # Small heaps so that 4 to 6 brokers fit on a 2-core machine; C1 only and the serial collector make
@@ -40,30 +41,6 @@ NODE_JVM_OPTS = (
     "-XX:TieredStopAtLevel=1",
     "-Djava.awt.headless=true",
 )
-
-
-def die_with_parent(signum: int = signal.SIGKILL):
-    """A function for the child before exec: ask Linux to send it ``signum`` when the process that
-    started it dies, so a killed test run never leaves brokers (or the Spark servers of the tests) behind. If that process already died
-    between the fork and this call (no signal would come), the child ends itself at once."""
-    parent = os.getpid()
-
-    def arrange() -> None:
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        with contextlib.suppress(Exception):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
-        if os.getppid() != parent:
-            os.kill(os.getpid(), signum)
-
-    return arrange
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def random_cluster_id() -> str:

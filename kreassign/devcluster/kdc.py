@@ -40,7 +40,7 @@ class KerberosKdc:
 
     def launch(self) -> KerberosKdc:
         """Start the KDC process without waiting (its JVM boots while the brokers' storage is formatted)."""
-        from kreassign.devcluster.cluster import die_with_parent
+        from kreassign.devcluster.processes import die_with_parent
 
         self.directory.mkdir(parents=True, exist_ok=True)
         self.krb5_conf.write_text(

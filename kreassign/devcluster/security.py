@@ -99,7 +99,7 @@ class ClusterSecurity:
     def start_services(self, base_dir: Path) -> None:
         """The KDC (launched: ``wait_for_services`` waits for it) and the identity provider, before the brokers,
         which need both at start."""
-        from kreassign.devcluster.cluster import free_port
+        from kreassign.devcluster.processes import free_port
 
         if self.kerberos and self.kdc is None:
             from kreassign.devcluster.kdc import KerberosKdc
