@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kreassign.actions.batched import BatchedOptions, execute_batched  # noqa: E402
+from kreassign.actions.batched import execute_batched  # noqa: E402
+from kreassign.actions.execute_request import ExecuteRequest  # noqa: E402
 from kreassign.cluster.kafka import KafkaCluster  # noqa: E402
 from kreassign.cluster.port import ConfigResource, ResourceType  # noqa: E402
 from kreassign.devcluster.cluster import LocalKafkaCluster  # noqa: E402
@@ -182,11 +183,14 @@ def apache(bootstrap: str, plan: str) -> float:
 def ours(port: KafkaCluster, plan: str, journal: Path, max_partitions: int) -> tuple[float, PollTimes]:
     counting = Counting(port)
     polls = PollTimes(counting)
-    options = BatchedOptions(limits=Limits(partitions=max_partitions), journal_path=str(journal), poll_interval=1.0)
-    start = time.perf_counter()
-    outcome = execute_batched(
-        counting, parse_reassignment_json(Path(plan).read_text()), options, lambda _t: None, polls, sleep=polls.sleep
+    options = ExecuteRequest(
+        parse_reassignment_json(Path(plan).read_text()),
+        limits=Limits(partitions=max_partitions),
+        journal_path=str(journal),
+        poll_interval=1.0,
     )
+    start = time.perf_counter()
+    outcome = execute_batched(counting, options, lambda _t: None, polls, sleep=polls.sleep)
     wall = time.perf_counter() - start
     assert outcome is not None and outcome.status == "completed", outcome
     return wall, polls

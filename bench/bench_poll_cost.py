@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.execution.signals import Interrupted
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
@@ -102,7 +103,8 @@ def measure(partitions: int, polls: int, profile: bool, broker_limit: int | None
 
     profiler = cProfile.Profile() if profile else None
     with tempfile.TemporaryDirectory() as tmp:
-        options = BatchedOptions(
+        options = ExecuteRequest(
+            ReassignmentPlan(tuple(targets.items())),
             limits=Limits(partitions=200, brokers=broker_limit),
             throttle=1_000_000,
             journal_path=str(Path(tmp) / "j.json"),
@@ -111,7 +113,6 @@ def measure(partitions: int, polls: int, profile: bool, broker_limit: int | None
             profiler.enable()
         execute_batched(
             sim,
-            ReassignmentPlan(tuple(targets.items())),
             options,
             lambda _text: None,
             Quiet(polls),

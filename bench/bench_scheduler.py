@@ -35,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
@@ -154,10 +155,15 @@ def run_ours(
     sim = cluster(brokers, layout, sizes, rate)
     plan = ReassignmentPlan(tuple((TopicPartition(f"t{p:05d}", 0), t) for p, t in enumerate(targets)))
     with tempfile.TemporaryDirectory() as tmp:
-        options = BatchedOptions(
-            limits=limits, throttle=int(rate), journal_path=str(Path(tmp) / "j.json"), adaptive=adaptive, order=order
+        options = ExecuteRequest(
+            plan,
+            limits=limits,
+            throttle=int(rate),
+            journal_path=str(Path(tmp) / "j.json"),
+            adaptive=adaptive,
+            order=order,
         )
-        outcome = execute_batched(sim, plan, options, lambda _t: None, Quiet(), clock=sim.clock, sleep=sim.sleep)
+        outcome = execute_batched(sim, options, lambda _t: None, Quiet(), clock=sim.clock, sleep=sim.sleep)
     assert outcome is not None and outcome.status == "completed", outcome
     return sim.now, sim.peak_broker, sim.peak_extra
 

@@ -36,7 +36,7 @@ complete -c kreassign -l broker-capacity-file -r -F -d '--throttle auto: each br
 complete -c kreassign -l max-utilisation -x -d '--throttle auto: throttle = F x capacity less its traffic (default 0.8).'
 complete -c kreassign -l allow-slow-moves -d 'Run despite moves above their throttle share (--sample-rates).'
 complete -c kreassign -l dry-run -d 'Print the steps and rounds of the batched run and change nothing.'
-complete -c kreassign -l journal-file -r -F -d 'A batched run\'s journal (resume, --cancel, --progress) and original assignment; default $XDG_STATE_HOME/kreassign/<plan id>.json.'
+complete -c kreassign -l journal-file -r -F -d 'A batched run\'s journal (resume, --cancel, --progress) and original; default $XDG_STATE_HOME/kreassign/clusters/<id>/<plan id>.json.'
 complete -c kreassign -l poll-interval-ms -x -d 'The longest wait between two reads of the cluster by a batched run (it polls sooner while steps end).'
 complete -c kreassign -l stall-timeout-ms -x -d 'Stop a batched run (throttles restored, journal kept for a resume) when a broker it needs stays offline, or the cluster keeps failing, for this long.'
 complete -c kreassign -l output -x -a 'text json' -d 'Text (the Apache output) or json (one JSON document).'

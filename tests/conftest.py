@@ -59,11 +59,25 @@ def zk_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperKa
 
 @pytest.fixture(scope="session")
 def secure_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafkaCluster]:
-    """3 brokers whose clients must use SASL_SSL (SCRAM-SHA-512 over TLS, a CA made for the run) and
-    ACLs (StandardAuthorizer). SCRAM users: ``admin`` (super user), ``operator`` and ``nobody`` (only
-    the ACLs a test grants); ``cluster.security`` has their passwords and the truststores."""
-    security = ClusterSecurity(users={"admin": _secret(), "operator": _secret(), "nobody": _secret()})
-    cluster = _start(tmp_path_factory, "kafka3-secure", brokers=3, security=security)
+    """3 brokers whose clients must use SASL and ACLs (StandardAuthorizer), one cluster for every mechanism:
+    SASL_SSL (SCRAM-SHA-512 and GSSAPI over TLS, a CA made for the run), SASL_PLAINTEXT (GSSAPI, and
+    OAUTHBEARER tokens of a local identity provider checked by Kafka's validator) and UNSECURED (KIP-255
+    tokens); a KDC and the identity provider start with it and end with the test process. SCRAM users:
+    ``admin`` (super user), ``operator`` and ``nobody`` (only the ACLs a test grants); ``cluster.security``
+    has their passwords, the truststores, the KDC and the identity provider."""
+    security = ClusterSecurity(
+        users={"admin": _secret(), "operator": _secret(), "nobody": _secret()}, kerberos=True, oauth=True
+    )
+    # a follower fetches at most 64 kB at once: a throttled move of small batches then stays in progress (a
+    # throttle is a rate over an 11 s window, and one fetch of up to 1 MB always goes through)
+    cluster = _start(
+        tmp_path_factory,
+        "kafka3-secure",
+        brokers=3,
+        security=security,
+        broker_config={"replica.fetch.max.bytes": "65536"},
+        start_timeout=180,  # the KDC starts first; generous, it costs nothing when the machine is idle
+    )
     yield cluster
     cluster.stop()
 

@@ -229,16 +229,11 @@ def generate_balanced(
     request's tolerance of the mean, the extra moves ``--move-budget`` buys, the log dirs; then the final disk
     check.
 
-    With the Spark engine on a snapshot file, the driver holds no more than a scope of topics' partitions
-    (:func:`kreassign.actions.balanced_file.generate_from_file`). Otherwise every partition is on the driver (a
-    live cluster, the local engine, a disk to relieve, log dirs to choose, every topic in the stages' scope);
+    Every partition is on the driver here (a live cluster, the local engine, a disk to relieve, log dirs to
+    choose, every topic in the stages' scope); with the Spark engine on a snapshot file the driver holds no more
+    than a scope of topics' partitions (:func:`kreassign.actions.balanced_file.generate`, the entry of both, chooses).
     ``collected``: the Spark engine's plan and what it read, collected from the file (the port is not read
     again)."""
-    source = None if collected is not None else _streamable_snapshot(port, request)
-    if source is not None:
-        from kreassign.actions.balanced_file import generate_from_file
-
-        return generate_from_file(port, source, request, out)
     if collected is None:
         inputs = read_generate_inputs(port, request.topics_json, request.broker_list, request.rack_aware)
         usage = port.describe_log_dirs([b.id for b in inputs.usable])
@@ -308,10 +303,10 @@ def partition_rates(
     recorded: Mapping[TopicPartition, tuple[float, float]] | None = None,
 ) -> dict[tuple[str, int], tuple[float, float]]:
     """Bytes written and read per second of each partition of ``rows``: sampled on the live cluster over
-    ``request.sample_rates`` seconds (:func:`kreassign.actions.traffic.sample_rates`), else those a cluster
+    ``request.sample_rates`` seconds (:func:`kreassign.execution.sampling.sample_rates`), else those a cluster
     snapshot recorded (``recorded``, or the port's); {} when none are known (the plan is then today's)."""
     if request.sample_rates is not None:
-        from kreassign.actions.traffic import sample_rates
+        from kreassign.execution.sampling import sample_rates
 
         sampled = sample_rates(port, [TopicPartition(t, p) for t, p, _, _ in rows], request.sample_rates)
         return {(tp.topic, tp.partition): (r.write_bytes_per_s, r.read_bytes_per_s) for tp, r in sampled.items()}
@@ -438,7 +433,7 @@ def write_cluster_snapshot(
     )
 
 
-def _streamable_snapshot(port, request: BalanceRequest) -> str | None:
+def streamable_snapshot(port, request: BalanceRequest) -> str | None:
     """The snapshot file the Spark engine plans from with the driver's memory bounded by brokers and topics
     (the partitions never loaded in Python), or None: a live cluster, the local engine, a snapshot loaded."""
     from kreassign.snapshot import SnapshotCluster, count_snapshot_partitions

@@ -13,6 +13,7 @@ from kreassign.actions.balanced import (
     broker_disks,
     check_disk_usage,
     generate_balanced,
+    streamable_snapshot,
     without_cordoned,
 )
 from kreassign.actions.common import Output
@@ -56,6 +57,16 @@ class PlanView:
         if self._spreads is None:
             self._spreads = self.planner.topic_spreads(self.ctx.brokers)
         return self._spreads
+
+
+def generate(port, request: BalanceRequest, out: Output) -> tuple[GenerateResult, PlanQuality, str]:
+    """--generate --strategy balanced: from the snapshot file with Spark, the driver kept out of the partitions, when
+    the file and the engine allow it (:func:`kreassign.actions.balanced.streamable_snapshot`); else
+    :func:`kreassign.actions.balanced.generate_balanced` with every partition on the driver."""
+    source = streamable_snapshot(port, request)
+    if source is not None:
+        return generate_from_file(port, source, request, out)
+    return generate_balanced(port, request, out)
 
 
 def generate_from_file(

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from kreassign.actions.common import Output, discard
 from kreassign.actions.execute import check_plan_against_cluster, existing_reassignment_error, print_rollback
+from kreassign.actions.execute_request import ExecuteRequest, measure_before_run
 from kreassign.cluster.port import ClusterPort
 from kreassign.documents import (
     batched_handover_document,
@@ -20,44 +19,24 @@ from kreassign.documents import (
 )
 from kreassign.errors import CommandError, TerseError
 from kreassign.execution.executor import BatchedExecutor, Outcome, Reporter
-from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, how_it_ended, plan_id
+from kreassign.execution.journal import Journal, JournalState, RunStatus, how_it_ended, plan_id
+from kreassign.execution.memory import ClusterMemory, check_bound, journal_pid, plan_journal, prune, require_memory
 from kreassign.execution.registry import register, unregister
 from kreassign.execution.throttles import record_throttles
 from kreassign.execution.watch import waiting_out_metadata_lag
 from kreassign.formats import format_reassignment_json
 from kreassign.humanize import format_bytes, format_duration
-from kreassign.model import ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.model import TopicPartition, TopicPartitionReplica
 from kreassign.planning.steps import Limits, Round, busiest_broker, count_steps, plan_rounds
-
-
-@dataclass(frozen=True)
-class BatchedOptions:
-    limits: Limits
-    throttle: int = -1
-    log_dir_throttle: int = -1
-    additional: bool = False
-    allow_replication_factor_change: bool = True
-    journal_path: str | None = None
-    order: str = "plan"  # plan, small-first, large-first
-    adaptive: bool = False
-    poll_interval: float = 1.0
-    stall_timeout: float = 300.0
-    dry_run: bool = False
-    output: str = "text"
-    auto_throttle: Any = None  # --throttle auto: a kreassign.execution.auto_throttle.AutoThrottle
-
-
-def journal_for(plan: ReassignmentPlan, path: str | None) -> Journal:
-    return Journal(path if path else default_journal_path(plan.targets()))
 
 
 def execute_batched(
     port: ClusterPort,
-    plan: ReassignmentPlan,
-    options: BatchedOptions,
+    request: ExecuteRequest,
     out: Output,
     reporter: Reporter,
     *,
+    notes: Output = discard,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     on_start: Callable[[], object] = lambda: None,
@@ -67,67 +46,78 @@ def execute_batched(
     """Runs the plan to its end (or prints it with --dry-run). Returns the outcome, None for a dry run or a
     request handed to the process that already runs this plan. With ``output="json"`` the text is left
     out and ``out`` gets one JSON document (kind batched-plan, batched-handover or batched-outcome). ``own``:
-    where kreassign's own lines go (default ``out``; on a terminal the CLI wraps them), never Apache's text."""
-    json_mode = options.output == "json"
+    where kreassign's own lines go (default ``out``; on a terminal the CLI wraps them), never Apache's text;
+    ``notes``: kreassign's lines on stderr before the run starts (state set aside, sampling).
+
+    In this order: the cluster's identity (its state folder), old state pruned, the journal and its lock, the
+    hand-over checks (another run of the plan, reassignments not of this plan), then the sampling window of
+    ``--sample-rates`` or ``--throttle auto`` (once), then the run."""
+    plan = request.plan
+    json_mode = request.output == "json"
     text = discard if json_mode else out
     mine = discard if json_mode else (own or out)
-    if options.adaptive and options.limits.brokers is None:
+    if request.adaptive and request.limits.brokers is None:
         raise CommandError("--adaptive adapts the per-broker limit: give it with --max-broker-movements N")
     targets = plan.targets()
-    journal = journal_for(plan, options.journal_path)
-
-    if not options.dry_run:
-        journal.check_location()
-    if not options.dry_run and journal.is_running_elsewhere():
-        return _hand_over(journal, options, out, json_mode)
-
-    previous = None if options.dry_run else _previous_run(journal, targets)
-    resumed = previous if previous is not None and previous.status.resumable else None
 
     def lagging(call):
         return waiting_out_metadata_lag(call, clock=clock, sleep=sleep, event=reporter.event)
 
-    current, live = lagging(lambda: check_plan_against_cluster(port, targets))
-    if plan.log_dirs:
-        lagging(lambda: check_plan_log_dirs(port, plan.log_dirs))
-    original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
-    # the original file names no log dirs, so that it can be run batched too
-    rollback = format_reassignment_json(original, {})
-    if resumed:
-        text(
-            "Current partition replica assignment\n\n"
-            + rollback
-            + "\n\nSave this to use as the --reassignment-json-file option during rollback\n"
-        )
-    else:
+    if request.dry_run:
+        current, live = lagging(lambda: check_plan_against_cluster(port, targets))
+        if plan.log_dirs:
+            lagging(lambda: check_plan_log_dirs(port, plan.log_dirs))
         print_rollback(port, current, live, text)
-
-    if options.dry_run:
-        rank = dry_run_rank(port, targets, options.order)
-        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, options.limits, rank)
+        rollback = format_reassignment_json({tp: tuple(info.replicas) for tp, info in current.items()}, {})
+        rank = dry_run_rank(port, targets, request.order)
+        rounds = plan_rounds({tp: info.replicas for tp, info in current.items()}, targets, request.limits, rank)
         (out if json_mode else mine)(
-            render_rounds(rounds, options.limits, options.output, rollback, len(plan.log_dirs))
+            render_rounds(rounds, request.limits, request.output, rollback, len(plan.log_dirs))
         )
         return None
 
+    memory = require_memory(port)
+    prune(notes=notes)
+    journal = plan_journal(memory, targets, request.journal_path, notes)
+    journal.check_location()
+    if journal.is_running_elsewhere():
+        return _hand_over(journal, request, out, json_mode)
+    elsewhere = [run for run in memory.live_runs(plan_id(targets)) if run.journal != journal.path.resolve()]
+    if elsewhere:  # the plan runs on this cluster with another journal (--journal-file): that run is the one
+        return _hand_over(Journal(elsewhere[0].journal), request, out, json_mode)
+    previous = _previous_run(journal, targets, memory, notes)
+    resumed = previous if previous is not None and previous.status.resumable else None
+    current, live = lagging(lambda: check_plan_against_cluster(port, targets))
+    if plan.log_dirs:
+        lagging(lambda: check_plan_log_dirs(port, plan.log_dirs))
     steps = {tp: step_target for tp, (_, step_target) in resumed.in_flight.items()} if resumed else {}
-    _check_running(port, targets, steps, options.additional, resuming=resumed is not None)
+    _check_running(port, targets, steps, request.additional, resuming=resumed is not None)
     if not journal.try_lock():  # lost a race with another run of the same plan
-        return _hand_over(journal, options, out, json_mode)
-    registered = register(plan_id(targets), journal)  # so that --cancel without --journal-file finds this run
+        return _hand_over(journal, request, out, json_mode)
+    journal.clear_control()  # a request written from here on (a --cancel, a throttle) is for this run
+    registered = register(memory.cluster_id, plan_id(targets), journal, request.plan_file)
     try:
+        measured = measure_before_run(port, request, notes, sleep=sleep, clock=clock)
+        if request.auto is not None or request.sample_window is not None:  # the window has passed: read again
+            current, live = lagging(lambda: check_plan_against_cluster(port, targets))
+        # what the Apache tool's --execute prints: the assignment now (a resumed run's original is in its file)
+        print_rollback(port, current, live, text)
+        original = resumed.original if resumed else {tp: tuple(info.replicas) for tp, info in current.items()}
+        # the original file names no log dirs, so that it can be run batched too
+        rollback = format_reassignment_json(original, {})
         done = sum(1 for tp, final in targets.items() if current[tp].replicas == final)
         if resumed:
             state = resumed
             mine(
                 f"Resuming the batched run of this plan that {_ended_as(resumed)}: {done} of {len(targets)} "
-                "partition(s) at their target; the original assignment is the one from before its first run.\n"
+                "partition(s) at their target; the original assignment is the one from before its first run, in "
+                f"{journal.original_path}.\n"
             )
             state.status, state.pid, state.message, state.reverted = RunStatus.RUNNING, os.getpid(), "", []
-            if options.throttle >= 0:
-                state.throttle = options.throttle
-            if options.log_dir_throttle >= 0:
-                state.log_dir_throttle = options.log_dir_throttle
+            if measured.throttle >= 0:
+                state.throttle = measured.throttle
+            if request.log_dir_throttle >= 0:
+                state.log_dir_throttle = request.log_dir_throttle
         else:
             if previous is not None:  # a completed run: kept, and this one starts anew
                 kept = journal.archive(previous)
@@ -135,15 +125,15 @@ def execute_batched(
                     f"Starting a new batched run of this plan: the earlier one completed; its journal and original "
                     f"assignment are kept as {kept.path} and {kept.original_path}.\n"
                 )
-            state = lagging(lambda: _new_state(port, targets, original, live, options))
-        journal.clear_control()
+            state = lagging(lambda: _new_state(port, targets, original, live, request, measured.throttle))
+        state.cluster_id = memory.cluster_id
         journal.keep_original(rollback + "\n")
         journal.save(state)
         mine(f"Journal: {journal.path}\n")
         mine(f"Original assignment (to roll back): {journal.original_path}\n")
-        steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, options.limits.replicas)
+        steps = count_steps({tp: info.replicas for tp, info in current.items()}, targets, request.limits.replicas)
         moving = f"{len(targets) - done} of {len(targets)}" if done else f"{len(targets)}"
-        mine(f"Moving {moving} partition(s) in {steps} step(s), {options.limits.describe()}.\n")
+        mine(f"Moving {moving} partition(s) in {steps} step(s), {request.limits.describe()}.\n")
         if plan.log_dirs:
             mine(f"{len(plan.log_dirs)} replica(s) go to the log dir the plan names.\n")
         on_start()
@@ -151,24 +141,24 @@ def execute_batched(
             port,
             journal,
             state,
-            options.limits,
+            request.limits,
             reporter,
-            allow_replication_factor_change=options.allow_replication_factor_change,
-            order=options.order,
-            adaptive=options.adaptive,
-            poll_interval=options.poll_interval,
-            stall_timeout=options.stall_timeout,
+            allow_replication_factor_change=request.allow_replication_factor_change,
+            order=request.order,
+            adaptive=request.adaptive,
+            poll_interval=request.poll_interval,
+            stall_timeout=request.stall_timeout,
             clock=clock,
             sleep=sleep,
             log_dirs=plan.log_dirs,
-            auto_throttle=options.auto_throttle,
+            auto_throttle=measured.auto_throttle,
         )
         outcome = executor.run()
     finally:
         unregister(registered)
         journal.unlock()
     on_finish(outcome)  # the live display ends before the summary is printed (stdout may be the same terminal)
-    throttled = options.throttle >= 0 or options.log_dir_throttle >= 0
+    throttled = request.throttled
     if json_mode:
         paths = str(journal.path), str(journal.original_path)
         changes, behind = executor.state.limit_changes, executor.meter.behind.named
@@ -198,8 +188,10 @@ def check_plan_log_dirs(port: ClusterPort, log_dirs: Mapping[TopicPartitionRepli
             )
 
 
-def _previous_run(journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]]) -> JournalState | None:
-    """The journal of an earlier run of this plan (resumed unless it completed)."""
+def _previous_run(
+    journal: Journal, targets: Mapping[TopicPartition, tuple[int, ...]], memory: ClusterMemory, notes: Output
+) -> JournalState | None:
+    """The journal of an earlier run of this plan on this cluster (resumed unless it completed)."""
     if not journal.exists():
         return None
     previous = journal.load()
@@ -207,7 +199,7 @@ def _previous_run(journal: Journal, targets: Mapping[TopicPartition, tuple[int, 
         raise CommandError(
             f"The journal {journal.path} belongs to another plan; pass another --journal-file or remove it"
         )
-    return previous
+    return check_bound(journal, previous, memory, notes)
 
 
 def _ended_as(state: JournalState) -> str:
@@ -249,7 +241,8 @@ def _new_state(
     targets: Mapping[TopicPartition, tuple[int, ...]],
     original: Mapping[TopicPartition, tuple[int, ...]],
     live: set[int],
-    options: BatchedOptions,
+    request: ExecuteRequest,
+    throttle: int,
 ) -> JournalState:
     """The journal of a first run: the plan, its limits and rates, and the throttle configs before it."""
     return JournalState(
@@ -257,9 +250,9 @@ def _new_state(
         status=RunStatus.RUNNING,
         original=dict(original),
         target=dict(targets),
-        limits=limits_document(options.limits),
-        throttle=options.throttle,
-        log_dir_throttle=options.log_dir_throttle,
+        limits=limits_document(request.limits),
+        throttle=throttle,
+        log_dir_throttle=request.log_dir_throttle,
         recorded_throttles=_recorded_throttles(port, targets, original, live),
         pid=os.getpid(),
         started=time.time(),
@@ -279,19 +272,15 @@ def _recorded_throttles(
     return record_throttles(port, topics, brokers)
 
 
-def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode: bool = False) -> None:
+def _hand_over(journal: Journal, options: ExecuteRequest, out: Output, json_mode: bool = False) -> None:
     """Another process runs this plan: with --additional, pass it the new throttle; otherwise refuse."""
-    pid = _journal_pid(journal)
+    pid = journal_pid(journal)
     if not options.additional:
         raise TerseError(
             f"A batched reassignment of this plan is running (pid {pid}, journal {journal.path}). "
             "Use --additional with --throttle to change its throttle, or --cancel to stop it."
         )
-    changes = {}
-    if options.throttle >= 0:
-        changes["throttle"] = options.throttle
-    if options.log_dir_throttle >= 0:
-        changes["log_dir_throttle"] = options.log_dir_throttle
+    changes = options.rate_changes()
     if changes:
         journal.request(**changes)
     if json_mode:
@@ -301,13 +290,6 @@ def _hand_over(journal: Journal, options: BatchedOptions, out: Output, json_mode
     else:
         out(f"The batched reassignment running as pid {pid} will use the new throttle from its next poll.\n")
     return None
-
-
-def _journal_pid(journal: Journal) -> int | str:
-    try:
-        return journal.load().pid
-    except CommandError:
-        return "unknown"
 
 
 def dry_run_rank(port: ClusterPort, targets, order: str) -> dict[TopicPartition, int] | None:

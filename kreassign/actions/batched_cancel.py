@@ -2,13 +2,15 @@
 
 Two forms, as the command line says:
 
-* the Apache form (no ``--journal-file``): every batched run of the plan on this machine (the registry of
-  running runs, wherever their journal) and the plan's default journal are looked at. A live run is asked to
+* the Apache form (no ``--journal-file``): every batched run of the plan on this machine and on the cluster the
+  command names (the cluster's registry of running runs, wherever their journal) and the plan's default journal on
+  that cluster are looked at; a run on another cluster is never touched (issue 39). A live run is asked to
   stop (its own clean-up reverts its steps in flight, restores throttles and exits 4); a run that died
   (``kill -9``, a crash) or whose clean-up was cut short is cleaned up here. Then the Apache cancel runs and
   prints Apache's text, counting the steps the runs reverted as cancelled, as Apache would have listed them.
   kreassign's account of each run goes to stderr (and into ``--output json``), never to stdout.
-* ``--journal-file J``: the run of that journal only, reported in kreassign's words on stdout.
+* ``--journal-file J``: the run of that journal only, reported in kreassign's words on stdout (a journal of
+  another cluster is refused, one line, nothing changed).
 
 Either way the journal keeps the plan's original assignment and completed steps: the same ``--execute``
 resumes the plan, and the original file (``<journal stem>-original.json``) is never rewritten.
@@ -26,8 +28,8 @@ from kreassign.actions.common import Output, discard
 from kreassign.cluster.port import ClusterPort
 from kreassign.errors import CommandError, KreassignError
 from kreassign.execution.cleanup import restore_order
-from kreassign.execution.journal import Journal, JournalState, RunStatus, default_journal_path, how_it_ended, plan_id
-from kreassign.execution.registry import live_runs
+from kreassign.execution.journal import Journal, JournalState, RunStatus, how_it_ended, plan_id
+from kreassign.execution.memory import ClusterMemory, check_bound, memory_of, plan_journal
 from kreassign.execution.throttle_claims import claims_for
 from kreassign.execution.throttles import restore_recorded
 from kreassign.model import ReassignmentPlan, TopicPartition
@@ -97,13 +99,19 @@ def cancel_runs_of_plan(
     clean-up the cluster refuses (through --bootstrap-controller, say) is one ``warn`` line, and the Apache cancel
     goes on (it cancels the reassignments in Kafka itself)."""
     targets = plan.targets()
-    journals = {run.journal.resolve(): Journal(run.journal) for run in live_runs(plan_id(targets))}
-    default = default_journal_path(targets)
-    journals.setdefault(default.resolve(), Journal(default))
+    # the Apache cancel's first call, before the cluster's id is asked: on a cluster that fails, its error
+    if targets:
+        port.list_reassignments(list(targets))
+    memory = memory_of(port)
+    if memory is None:  # no cluster id, no state of its own
+        return []
+    journals = {run.journal.resolve(): Journal(run.journal) for run in memory.live_runs(plan_id(targets))}
+    default = plan_journal(memory, targets, None, warn)
+    journals.setdefault(default.path.resolve(), default)
     done = []
     for journal in journals.values():
         try:
-            result = _cancel_run(port, journal, targets, wait_s, clock, sleep, discard)
+            result = _cancel_run(port, journal, targets, memory, wait_s, clock, sleep, discard)
         except KreassignError as exc:  # the run's clean-up failed here: Apache's cancel still runs and prints
             warn(f"kreassign: warning: {exc.message}\n")
             continue
@@ -118,14 +126,16 @@ def cancel_batched(
     journal_path: str,
     out: Output,
     *,
+    notes: Output = discard,
     wait_s: float = STOP_WAIT_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> RunCancelled | None:
     """--cancel --journal-file: stop the run of that journal (or clean up after it), in kreassign's words.
-    Returns None when the journal has nothing to cancel (the Apache --cancel applies then)."""
+    Returns None when the journal has nothing to cancel (the Apache --cancel applies then). A journal of another
+    cluster is refused (nothing changed); one of version 1 is taken as this cluster's (one line on ``notes``)."""
     journal = Journal(journal_path)
-    result = _cancel_run(port, journal, plan.targets(), wait_s, clock, sleep, out)
+    result = _cancel_run(port, journal, plan.targets(), memory_of(port), wait_s, clock, sleep, out, notes)
     if result is None:
         return None
     if result.pid is not None:
@@ -148,10 +158,12 @@ def _cancel_run(
     port: ClusterPort,
     journal: Journal,
     targets,
+    memory: ClusterMemory | None,
     wait_s: float,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     out: Output,
+    notes: Output = discard,
 ) -> RunCancelled | None:
     """One journal: its live run stopped, or its dead run cleaned up; None when it has nothing to cancel (no
     journal, another plan's, or a run that ended cleanly)."""
@@ -160,6 +172,9 @@ def _cancel_run(
     state = journal.load()
     if state.plan_id != plan_id(targets):
         return None
+    if memory is None:
+        raise CommandError(f"The cluster did not say its id: the journal {journal.path} is left alone")
+    state = check_bound(journal, state, memory, notes)
     if journal.is_running_elsewhere():
         pid = state.pid
         _stop_run(journal, f"The batched reassignment of this plan (pid {pid})", wait_s, clock, sleep)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kreassign.actions.common import Output, describe_partitions, live_broker_ids
+from kreassign.actions.execute_request import ExecuteRequest, warn_slow_moves
 from kreassign.cluster.port import ClusterPort, ConfigOp, ConfigResource, OpType, ResourceType, replica_log_dirs
 from kreassign.errors import CommandError, TerseError, UnknownTopicOrPartitionError
+from kreassign.execution.journal import Journal
+from kreassign.execution.memory import memory_of, runs_moving, shown
+from kreassign.execution.registry import LiveRun
 from kreassign.formats import format_reassignment_json
 from kreassign.javacompat.hashes import (
     java_int_compare,
@@ -24,7 +28,13 @@ from kreassign.javacompat.hashmap import (
     hash_set_order,
     iteration_order,
 )
-from kreassign.model import PartitionInfo, ReassignmentPlan, TopicPartition, TopicPartitionReplica
+from kreassign.model import (
+    PartitionInfo,
+    PartitionReassignment,
+    ReassignmentPlan,
+    TopicPartition,
+    TopicPartitionReplica,
+)
 from kreassign.planning.throttles import (
     FOLLOWER_THROTTLED_RATE,
     FOLLOWER_THROTTLED_REPLICAS,
@@ -47,16 +57,89 @@ YOU_MUST_RUN_VERIFY = (
 )
 
 
-def existing_reassignment_error(running: Mapping[TopicPartition, object]) -> TerseError:
-    """The Apache refusal, with a note naming what runs now and what to do."""
+def existing_reassignment_error(running: Mapping[TopicPartition, object], runs: Sequence[LiveRun] = ()) -> TerseError:
+    """The Apache refusal, with a note naming what runs now and what to do. ``runs``: the batched runs alive on this
+    cluster; for each, the command that changes its throttle (the Apache form: ``--additional`` of its plan hands the
+    throttle to the run and submits none of its partitions), not ``--additional`` alone."""
     error = TerseError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
-    names = sorted(running)
-    shown = ",".join(map(str, names[:10])) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-    error.add_note(
-        f"Reassignments running now: {shown} (see --list). Wait for them (--verify), stop them (--cancel), "
-        "or add --additional to start this one as well."
-    )
+    if not runs:
+        error.add_note(
+            f"Reassignments running now: {shown(running)} (see --list). Wait for them (--verify), stop them "
+            "(--cancel), or add --additional to start this one as well."
+        )
+    elif running:
+        error.add_note(f"Reassignments running now: {shown(running)} (see --list).")
+    for run in runs:
+        plan = run.plan_file or "its plan"
+        error.add_note(
+            f"A batched run (pid {run.pid}, journal {run.journal}) is moving {plan} on this cluster, a step at a "
+            f"time. To change its throttle: --execute --additional --reassignment-json-file {plan} --throttle RATE "
+            f"(its partitions are not submitted again: the run takes the throttle); to stop it: --cancel "
+            f"--reassignment-json-file {plan}."
+        )
     return error
+
+
+def execute_apache_form(
+    port: ClusterPort,
+    request: ExecuteRequest,
+    out: Output,
+    notes: Output,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ExecuteResult:
+    """--execute with the Apache behaviour, on a cluster where batched runs may be moving partitions a step at a time
+    (issue 39). Without --additional it is refused as Apache refuses while a reassignment exists, also in the instant
+    between two of a run's steps. With --additional, the partitions a live run on this cluster moves to the same
+    target are not submitted (it submits them, a step at a time) and the throttle is handed to that run (through its
+    control file, as the batched form's --additional does); the others are submitted as Apache does. stdout is the
+    Apache tool's text for the command; what happened to the runs goes on ``notes`` (stderr)."""
+    plan = request.plan
+    running = port.list_reassignments()  # the Apache tool's first call (on a cluster that fails, its error)
+    memory = memory_of(port)
+    runs = memory.live_runs() if memory is not None else []
+    if runs and not request.additional:
+        raise existing_reassignment_error(running, runs)
+    held = runs_moving(memory, plan.targets()) if runs else {}
+    if request.sample_window is not None:
+        left = {tp: r for tp, r in plan.targets().items() if tp not in held}
+        warn_slow_moves(port, left, request.throttle, request.sample_window, notes, sleep)
+    result = execute_assignment(
+        port,
+        plan,
+        additional=request.additional,
+        inter_broker_throttle=request.throttle,
+        log_dir_throttle=request.log_dir_throttle,
+        timeout_ms=request.timeout_ms,
+        allow_replication_factor_change=request.allow_replication_factor_change,
+        out=out,
+        clock=clock,
+        sleep=sleep,
+        held=set(held),
+        running=running,
+    )
+    for run in {run.record: run for run in held.values()}.values():
+        partitions = [tp for tp, holder in held.items() if holder.record == run.record]
+        _hand_throttle(run, partitions, request, notes)
+    return result
+
+
+def _hand_throttle(run: LiveRun, partitions: list[TopicPartition], request: ExecuteRequest, notes: Output) -> None:
+    changes = request.rate_changes()
+    if changes:
+        Journal(run.journal).request(**changes)
+    rates = " and ".join(
+        f"the {name} {value} B/s"
+        for name, value in (("throttle", request.throttle), ("log-dir throttle", request.log_dir_throttle))
+        if value >= 0
+    )
+    plan = f" of {run.plan_file}" if run.plan_file else ""
+    notes(
+        f"kreassign: {shown(partitions)} stay in the steps of the batched run{plan} on this cluster (pid {run.pid}), "
+        "which moves them to the same target: not submitted here"
+        + (f"; it takes {rates} from its next poll.\n" if rates else "; its throttle is unchanged.\n")
+    )
 
 
 @dataclass
@@ -82,10 +165,16 @@ def execute_assignment(
     out: Output,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    held: Collection[TopicPartition] = (),
+    running: Mapping[TopicPartition, PartitionReassignment] | None = None,
 ) -> ExecuteResult:
+    """``held``: partitions a batched run moves to the same target (``execute_apache_form``): printed as Apache
+    prints them, neither submitted nor throttled here (the run does both, a step at a time). ``running``: the
+    reassignments listed already (else listed here, the Apache tool's first call)."""
     proposed = {tp: tuple(replicas) for tp, replicas in plan.partitions}
+    submitted = {tp: replicas for tp, replicas in proposed.items() if tp not in held}
     result = ExecuteResult()
-    running = port.list_reassignments()
+    running = port.list_reassignments() if running is None else running
     if not additional and running:
         raise existing_reassignment_error(running)
 
@@ -96,13 +185,16 @@ def execute_assignment(
     if inter_broker_throttle >= 0 or log_dir_throttle >= 0:
         out(YOU_MUST_RUN_VERIFY + "\n")
         if inter_broker_throttle >= 0:
-            moves = calculate_proposed_move_map(running, proposed, current_replicas)
-            set_topic_throttles(port, calculate_leader_throttles(moves), calculate_follower_throttles(moves))
-            set_broker_rates(port, calculate_reassigning_brokers(moves), inter_broker_throttle)
+            if submitted:
+                moves = calculate_proposed_move_map(running, submitted, current_replicas)
+                set_topic_throttles(port, calculate_leader_throttles(moves), calculate_follower_throttles(moves))
+                set_broker_rates(port, calculate_reassigning_brokers(moves), inter_broker_throttle)
             out(f"The inter-broker throttle limit was set to {inter_broker_throttle} B/s\n")
             result.inter_broker_throttle = inter_broker_throttle
         if log_dir_throttle >= 0:
-            moving_brokers = sorted({r.broker_id for r in plan.log_dirs})
+            moving_brokers = sorted(
+                {r.broker_id for r in plan.log_dirs if TopicPartition(r.topic, r.partition) not in held}
+            )
             port.incremental_alter_configs(
                 {
                     ConfigResource(ResourceType.BROKER, str(b)): [
@@ -114,7 +206,7 @@ def execute_assignment(
             out(f"The replica-alter-dir throttle limit was set to {log_dir_throttle} B/s\n")
             result.log_dir_throttle = log_dir_throttle
 
-    errors = port.alter_reassignments(proposed, allow_replication_factor_change)
+    errors = port.alter_reassignments(submitted, allow_replication_factor_change) if submitted else {}
     if errors:
         raise TerseError(
             "Error reassigning partition(s):\n" + "\n".join(f"{tp}: {errors[tp]}" for tp in sorted(errors))

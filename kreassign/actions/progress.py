@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from kreassign.actions.common import describe_known_topics
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
-from kreassign.errors import KreassignError, is_transient
+from kreassign.errors import CommandError, KreassignError, is_transient
 from kreassign.model import ReassignmentPlan, TopicPartition
 from kreassign.planning.eta import PLAN_RATE_WINDOW_S, RATE_WINDOW_S
 from kreassign.planning.progress import (
@@ -80,6 +80,7 @@ class _Reader:
     report against an earlier sample."""
 
     def __init__(self, port: ClusterPort, plan: ReassignmentPlan, journal_path: str | None, clock) -> None:
+        """``journal_path``: the plan's journal on this cluster (``plan_journal_of``)."""
         self.port, self.clock = port, clock
         self.targets = list(plan.partitions)
         self.wanted = list(dict.fromkeys(tp for tp, _ in self.targets))
@@ -90,7 +91,7 @@ class _Reader:
         live = {b.id for b in self.port.describe_brokers()}
         reassignments = self.port.list_reassignments(self.wanted)
         topics = describe_known_topics(self.port, [tp.topic for tp in self.wanted])
-        return live, reassignments, topics, batched_run_running(self.plan_targets, self.journal_path)
+        return live, reassignments, topics, batched_run_running(self.plan_targets, self.journal_path, self.port)
 
     def report(
         self, metadata, first: ReplicaSample | None, plan_first: ReplicaSample | None = None
@@ -209,13 +210,39 @@ def read_throttles(port: ClusterPort, report: ProgressReport) -> Throttles:
     )
 
 
-def batched_run_running(targets, journal_path: str | None) -> bool:
-    """A batched --execute of this plan is running on this machine: its journal (``journal_path``, else the
-    plan's default) says running, and its process is alive. Read only: the run's lock is not touched."""
-    from kreassign.errors import CommandError
-    from kreassign.execution.journal import Journal, RunStatus, default_journal_path, plan_id
+def plan_journal_of(port: ClusterPort, plan: ReassignmentPlan, journal_path: str | None, notes=None) -> str | None:
+    """The journal of the plan's batched run on the cluster ``port`` names: ``journal_path`` (--journal-file) once
+    checked to be this cluster's (another cluster's is refused, one line; a version-1 one is taken as this
+    cluster's, one line on ``notes``), else the plan's default journal on this cluster (what an earlier version kept
+    at the old default path set aside first). None for a cluster without an id (a snapshot)."""
+    from kreassign.execution.memory import check_bound, memory_of, plan_journal
 
-    journal = Journal(journal_path or default_journal_path(targets))
+    memory = memory_of(port)
+    if memory is None:
+        return journal_path
+    say = notes or (lambda _text: None)
+    journal = plan_journal(memory, plan.targets(), journal_path, say)
+    if journal_path and journal.exists():
+        try:
+            state = journal.load()
+        except CommandError:
+            return str(journal.path)  # unreadable: the lookups below say nothing of it
+        check_bound(journal, state, memory, say)
+    return str(journal.path)
+
+
+def batched_run_running(targets, journal_path: str | None, port: ClusterPort | None = None) -> bool:
+    """A batched --execute moving this plan is running on this machine: a live run on the cluster ``port`` names
+    moves its partitions to the same targets (the cluster's registry), or the journal ``journal_path`` (see
+    ``plan_journal_of``) says running and its process is alive. Read only: the run's lock is not touched."""
+    from kreassign.execution.journal import Journal, RunStatus, plan_id
+    from kreassign.execution.memory import memory_of, runs_moving
+
+    if port is not None and runs_moving(memory_of(port), targets):
+        return True
+    if journal_path is None:
+        return False
+    journal = Journal(journal_path)
     if not journal.exists():
         return False
     try:
@@ -234,13 +261,16 @@ def batched_run_running(targets, journal_path: str | None) -> bool:
 
 
 def stopped_batched_run(targets, journal_path: str | None) -> str | None:
-    """A batched --execute of this plan that stopped before its end and is not running: one line saying so,
-    and what to do (the same --execute resumes it; --cancel reverts what a dead run left in flight). None when
-    there is no such run (no journal, a completed one, or one running now)."""
-    from kreassign.errors import CommandError
-    from kreassign.execution.journal import Journal, RunStatus, default_journal_path, how_it_ended, plan_id
+    """A batched --execute of this plan that stopped before its end and is not running: one line saying so, and
+    what is true of it. A run whose clean-up ended it (cancelled, interrupted: its steps in flight reverted, its
+    throttles restored) left nothing to cancel: the same --execute resumes the plan. A run that died, or whose
+    clean-up was cut short (failed), may have left steps in flight or throttles: --cancel reverts and restores
+    them. None when there is no such run (no journal, a completed one, or one running now)."""
+    from kreassign.execution.journal import Journal, RunStatus, how_it_ended, plan_id
 
-    journal = Journal(journal_path or default_journal_path(targets))
+    if journal_path is None:
+        return None
+    journal = Journal(journal_path)
     try:
         state = journal.load() if journal.exists() else None
     except CommandError:
@@ -256,6 +286,14 @@ def stopped_batched_run(targets, journal_path: str | None) -> str | None:
             how += f", its step(s) in flight of {','.join(str(tp) for tp in sorted(state.in_flight))} still running"
     else:
         how = f"was {how_it_ended(state.status, state.message)}"
+    cleaned = state.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED) and not state.in_flight
+    if cleaned:
+        reverted = "its steps in flight were put back and " if state.reverted else ""
+        kept = f"; the {done} step(s) it completed stay" if done else "; nothing of it is left on the cluster"
+        return (
+            f"The batched run of this plan {how} after {done} step(s) ({journal.path}): {reverted}its throttles "
+            f"were restored{kept}. Run the same --execute to resume the plan."
+        )
     advice = "run the same --execute again to resume it"
     if state.status.cancellable:
         advice += ", or --cancel to revert what it left in flight and restore throttles"

@@ -1,61 +1,17 @@
-"""Sampling partition traffic over a window with Admin calls only, and naming the moves that cannot catch up
-with their partition's writes at the throttle they will get (``--sample-rates``)."""
+"""The moves that cannot catch up with their partition's writes at the throttle they will get (``--sample-rates``), and
+the rates of a cluster snapshot; the sampling itself (Admin calls only) is ``kreassign.execution.sampling``."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kreassign.cluster.port import ClusterPort
+from kreassign.execution.sampling import sample_rates
 from kreassign.humanize import format_bytes
-from kreassign.model import TopicPartition, TopicPartitionReplica
-from kreassign.planning.traffic import LogSample, PartitionRates, SlowMove, estimate_rates, slow_moves
+from kreassign.model import TopicPartition
+from kreassign.planning.traffic import SlowMove, slow_moves
 from kreassign.snapshot import ClusterSnapshot, with_rates
-
-
-def log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, LogSample]:
-    described = port.describe_topics(sorted({tp.topic for tp in partitions}))
-    leaders = {
-        TopicPartition(topic, info.partition): info.leader
-        for topic, infos in described.items()
-        for info in infos
-        if info.leader is not None and info.leader >= 0
-    }
-    wanted = [tp for tp in partitions if tp in leaders]
-    sizes = port.replica_sizes(sorted(set(leaders.values())), wanted) if wanted else {}
-    starts = port.log_start_offsets(wanted)
-    ends = port.log_end_offsets(wanted)
-    samples = {}
-    for tp in wanted:
-        if tp in starts and tp in ends:
-            size = sizes.get(TopicPartitionReplica(tp.topic, tp.partition, leaders[tp]))
-            samples[tp] = LogSample(starts[tp], ends[tp], size)
-    return samples
-
-
-def sample_rates(
-    port: ClusterPort,
-    partitions: Iterable[TopicPartition],
-    window_s: float,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> dict[TopicPartition, PartitionRates]:
-    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart. The
-    window is the time measured from the start of the first round of Admin calls to the start of the second:
-    each value is read at the same point of its round, so slow calls neither lengthen nor shorten it (the
-    end of the second round would add that round's duration)."""
-    wanted = list(dict.fromkeys(partitions))
-    if not wanted:
-        return {}
-    began = clock()
-    before = log_samples(port, wanted)
-    committed_before = port.committed_offsets(wanted)
-    sleep(max(window_s - (clock() - began), 0.0))
-    second = clock()
-    after = log_samples(port, wanted)
-    committed_after = port.committed_offsets(wanted)
-    elapsed = max(second - began, 1e-3)
-    return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]
 
 
 def snapshot_rates(
@@ -105,14 +61,16 @@ def find_slow_moves(
     window_s: float,
     concurrent: Mapping[int, int] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    writes: Mapping[TopicPartition, float] | None = None,
 ) -> list[SlowMove]:
-    """The moves of ``proposed`` whose partition is written at or above the throttle share its copy gets."""
+    """The moves of ``proposed`` whose partition is written at or above the throttle share its copy gets; the
+    write rates sampled over ``window_s``, unless ``writes`` (measured already, by ``--throttle auto``) are given."""
     adding = adding_replicas(port, proposed)
     if not adding or throttle <= 0:
         return []
-    rates = sample_rates(port, adding, window_s, sleep=sleep)
-    writes = {tp: r.write_bytes_per_s for tp, r in rates.items()}
-    return slow_moves(adding, writes, throttle, concurrent)
+    if writes is None:
+        writes = {tp: r.write_bytes_per_s for tp, r in sample_rates(port, adding, window_s, sleep=sleep).items()}
+    return slow_moves(adding, {tp: writes[tp] for tp in adding if tp in writes}, throttle, concurrent)
 
 
 def slow_move_line(move: SlowMove) -> str:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kreassign.actions.common import Output, clear_all_throttles, describe_known_topics, find_log_dir_move_states
 from kreassign.cluster.port import ClusterPort
+from kreassign.execution.memory import memory_of, runs_moving
 from kreassign.model import ReassignmentPlan, TopicPartition
+from kreassign.planning.progress import PlanOutcome, verify_outcome
 from kreassign.planning.states import (
     LogDirMoveState,
     PartitionState,
+    ReassignmentStatus,
     render_log_dir_states,
     render_partition_states,
 )
@@ -54,3 +57,18 @@ def verify_assignment(port: ClusterPort, plan: ReassignmentPlan, preserve_thrott
     if cleared:
         clear_all_throttles(port, plan.partitions, out)
     return VerifyResult(states, partitions_ongoing, moves, moves_ongoing, throttles_cleared=cleared)
+
+
+def outcome_with_runs(port: ClusterPort, plan: ReassignmentPlan, result: VerifyResult) -> PlanOutcome:
+    """``--fail-if-incomplete``'s outcome: a partition not at its target with no reassignment running is in progress,
+    not stuck, while a batched run alive on this cluster moves it to the same target (between two of its steps, or
+    before it has reached the partition), as ``--progress`` says (issue 39)."""
+    outcome = verify_outcome(result.partitions, result.moves)
+    if outcome is not PlanOutcome.NOT_AT_TARGET:
+        return outcome
+    stuck = {tp for tp, state in result.partitions.items() if state.status is ReassignmentStatus.NOT_AT_TARGET}
+    moved = runs_moving(memory_of(port), {tp: plan.targets()[tp] for tp in stuck if tp in plan.targets()})
+    if not moved:
+        return outcome
+    partitions = {tp: replace(state, done=False) if tp in moved else state for tp, state in result.partitions.items()}
+    return verify_outcome(partitions, result.moves)

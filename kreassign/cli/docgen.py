@@ -260,11 +260,12 @@ EXIT_STATUS = tuple((str(int(code)), meaning) for code, meaning in descriptions(
 
 FILES = (
     (
-        "$XDG_STATE_HOME/kreassign/<plan id>.json",
+        "$XDG_STATE_HOME/kreassign/clusters/<cluster id>/<plan id>.json",
         "The journal of a batched --execute (default location; ~/.local/state when XDG_STATE_HOME is unset; "
-        "--journal-file chooses another): original and target assignment, limits, throttle rates, the throttle "
-        "configs recorded before the run, steps done and the step in flight. Mode 0600. Used to resume and "
-        "by --cancel.",
+        "--journal-file chooses another): the cluster's id, original and target assignment, limits, throttle rates, "
+        "the throttle configs recorded before the run, steps done and the step in flight. Mode 0600. Used to resume "
+        "and by --cancel, only by commands aimed at that cluster. A completed run's state is pruned after "
+        "KREASSIGN_STATE_KEEP_DAYS days (30).",
     ),
     (
         "<journal stem>-original.json",
@@ -276,9 +277,15 @@ FILES = (
     ("<journal>.lock", "Held (flock) by the process that runs the plan."),
     ("<journal>.control", "Requests to the running process: a new throttle (--additional) or --cancel."),
     (
-        "$XDG_STATE_HOME/kreassign/running/<plan id>-<pid>.json",
-        "A running batched --execute (its pid and journal), so that --cancel without --journal-file finds and stops "
-        "it; removed when the run ends, ignored once its process is gone.",
+        "$XDG_STATE_HOME/kreassign/clusters/<cluster id>/running/<plan id>-<pid>.json",
+        "A running batched --execute (its pid, journal and plan file), so that --cancel without --journal-file finds "
+        "and stops it, and an Apache-form --execute --additional of its plan hands it the throttle; removed when the "
+        "run ends, ignored once its process is gone.",
+    ),
+    (
+        "$XDG_STATE_HOME/kreassign/unbound/<plan id>/",
+        "The state an earlier version kept for the plan without its cluster's id, set aside: resume or cancel it on "
+        "the cluster it ran on with --journal-file.",
     ),
 )
 
@@ -318,8 +325,8 @@ EXAMPLES = (
     ),
     (
         "A new throttle for the running batched plan, from another shell; then stop it:",
-        "kreassign --bootstrap-server broker:9092 --execute --reassignment-json-file plan.json "
-        "--max-replica-movements 1 --additional --throttle 90000000\n"
+        "kafka-reassign-partitions --bootstrap-server broker:9092 --execute --additional "
+        "--reassignment-json-file plan.json --throttle 90000000\n"
         "kreassign --bootstrap-server broker:9092 --cancel --reassignment-json-file plan.json",
     ),
 )
@@ -402,7 +409,12 @@ def render_man(opts: Sequence[Option]) -> str:
     out += [
         ".TP",
         ".B XDG_STATE_HOME",
-        _roff("Where the journals of batched runs are kept (in a kreassign folder)."),
+        _roff("Where the journals of batched runs are kept (in a kreassign folder, by cluster id)."),
+        ".TP",
+        ".B KREASSIGN_STATE_KEEP_DAYS",
+        _roff(
+            "How many days the state of a completed batched run is kept (default 30); pruned when a batched run starts."
+        ),
         ".TP",
         ".B KREASSIGN_DEBUG",
         _roff("Set to 1 to get a Python traceback on standard error for an unexpected error."),

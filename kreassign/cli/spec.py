@@ -310,8 +310,8 @@ _SPECS = (
         "journal-file",
         Arity.REQUIRED,
         help=(
-            "a batched run's journal (resume, --cancel, --progress) and original assignment; default "
-            "$XDG_STATE_HOME/kreassign/<plan id>.json."
+            "a batched run's journal (resume, --cancel, --progress) and original; default "
+            "$XDG_STATE_HOME/kreassign/clusters/<id>/<plan id>.json."
         ),
         metavar="FILE",
         apache=False,

@@ -3,18 +3,15 @@
 The file is read like ``java.util.Properties.load`` reads it (``java_properties``), then every property
 is sorted into one of:
 
-* translated: it has an equivalent in librdkafka (confluent-kafka) and in kafka-python
-  (see ``TRANSLATED_PROPERTIES``);
-* accepted without effect: Java-only tuning that cannot change what the tool does
-  (``HARMLESS_PROPERTIES``, each with the reason);
-* refused: a ``ConfigError`` that names the property and says why (``UNSUPPORTED_PROPERTIES``, and the
-  GSSAPI / OAUTHBEARER SASL mechanisms);
+* translated, accepted without effect or refused, as ``admin_properties`` lists every property of Java's
+  admin client (a refusal is a ``ConfigError`` that names the property and says why);
 * unknown to Java's admin client: Java logs ``The configuration 'x' was supplied but isn't a known
   config.`` and goes on; so do we, the text is kept in ``ClientConfig.warnings`` for the CLI.
 
 Where the Java tool itself rejects a file, the error message is the one it prints after ``Error: ``;
 when that text is vague (``Failed to create new KafkaAdminClient``) the detail is added as an exception
-note. ``sasl.jaas.config`` is parsed by ``jaas``; Java keystores and truststores are converted by
+note. Config providers (``${file:path:key}`` ...) are resolved first (``config_providers``); the SASL login
+(PLAIN, SCRAM, GSSAPI, OAUTHBEARER, AWS MSK IAM) is read by ``sasl_logins``; ``sasl.jaas.config`` is parsed by ``jaas``; Java keystores and truststores are converted by
 ``keystores``. Secrets never appear in messages or reprs.
 """
 
@@ -23,103 +20,38 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from kreassign.cluster.jaas import parse_jaas_config
+from kreassign.cluster.admin_properties import REFUSED_PROPERTIES, is_admin_property
+from kreassign.cluster.config_providers import resolve_config_providers
 from kreassign.cluster.java_properties import read_java_properties_file
+from kreassign.cluster.java_system import AUTOMATIC_CONFIG_PROVIDERS, java_system_properties
 from kreassign.cluster.keystores import SslSettings, StoreFiles, StoreSettings
+from kreassign.cluster.oauth_tokens import TokenSource
+from kreassign.cluster.sasl_logins import SASL_MECHANISMS, SaslCredentials, failed_to_create, sasl_login
 from kreassign.errors import ConfigError
 
+__all__ = ["SASL_MECHANISMS", "ClientConfig", "SaslCredentials", "load_client_config"]
+
 DEFAULT_CLIENT_ID = "reassign-partitions-tool"
+#: Java's PASSWORD-type properties of the admin client, other than sasl.jaas.config
+PASSWORD_PROPERTIES = frozenset(
+    {
+        "sasl.oauthbearer.assertion.private.key.passphrase",
+        "sasl.oauthbearer.client.credentials.client.secret",
+        "ssl.key.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.keystore.password",
+        "ssl.truststore.certificates",
+        "ssl.truststore.password",
+    }
+)
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_API_TIMEOUT_MS = 60_000
 FAILED_TO_CREATE_ADMIN = "Failed to create new KafkaAdminClient"
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
-SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
-
-TRANSLATED_PROPERTIES = frozenset(
-    {
-        "bootstrap.servers",  # the command line wins, as in the Apache tool
-        "bootstrap.controllers",
-        "client.id",
-        "security.protocol",
-        "sasl.mechanism",
-        "sasl.jaas.config",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.truststore.type",
-        "ssl.truststore.certificates",
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        "ssl.keystore.type",
-        "ssl.keystore.key",
-        "ssl.keystore.certificate.chain",
-        "ssl.key.password",
-        "ssl.endpoint.identification.algorithm",
-        "request.timeout.ms",
-        "default.api.timeout.ms",
-        "retries",
-        "retry.backoff.ms",
-        "retry.backoff.max.ms",
-        "reconnect.backoff.ms",
-        "reconnect.backoff.max.ms",
-        "socket.connection.setup.timeout.ms",
-        "socket.connection.setup.timeout.max.ms",
-        "connections.max.idle.ms",
-        "metadata.max.age.ms",
-        "client.dns.lookup",
-        "receive.buffer.bytes",
-        "send.buffer.bytes",
-    }
-)
-
-# Properties of Java's AdminClientConfig that are accepted and have no effect here, with the reason.
-HARMLESS_PROPERTIES: Mapping[str, str] = {
-    "metric.reporters": "client metrics are not exported",
-    "metrics.num.samples": "client metrics are not exported",
-    "metrics.recording.level": "client metrics are not exported",
-    "metrics.sample.window.ms": "client metrics are not exported",
-    "enable.metrics.push": "client metrics are not exported",
-    "metadata.recovery.strategy": "the clients re-bootstrap on their own",
-    "metadata.recovery.rebootstrap.trigger.ms": "the clients re-bootstrap on their own",
-    "ssl.protocol": "OpenSSL negotiates TLS 1.2 or 1.3, as Java's defaults do",
-    "ssl.enabled.protocols": "OpenSSL negotiates TLS 1.2 or 1.3, as Java's defaults do",
-    "ssl.keymanager.algorithm": "a JVM key manager factory, OpenSSL has none",
-    "ssl.trustmanager.algorithm": "a JVM trust manager factory, OpenSSL does the standard PKIX checks",
-    "ssl.secure.random.implementation": "a JVM random source, OpenSSL uses its own",
-    "sasl.login.refresh.window.factor": "only for token-based (OAUTHBEARER/GSSAPI) logins",
-    "sasl.login.refresh.window.jitter": "only for token-based (OAUTHBEARER/GSSAPI) logins",
-    "sasl.login.refresh.min.period.seconds": "only for token-based (OAUTHBEARER/GSSAPI) logins",
-    "sasl.login.refresh.buffer.seconds": "only for token-based (OAUTHBEARER/GSSAPI) logins",
-    "sasl.login.connect.timeout.ms": "only for token-based (OAUTHBEARER) logins",
-    "sasl.login.read.timeout.ms": "only for token-based (OAUTHBEARER) logins",
-    "sasl.login.retry.backoff.ms": "only for token-based (OAUTHBEARER) logins",
-    "sasl.login.retry.backoff.max.ms": "only for token-based (OAUTHBEARER) logins",
-    "sasl.kerberos.service.name": "only for GSSAPI, which is refused",
-    "sasl.kerberos.kinit.cmd": "only for GSSAPI, which is refused",
-    "sasl.kerberos.min.time.before.relogin": "only for GSSAPI, which is refused",
-    "sasl.kerberos.ticket.renew.jitter": "only for GSSAPI, which is refused",
-    "sasl.kerberos.ticket.renew.window.factor": "only for GSSAPI, which is refused",
-}
-
-# Properties of Java's AdminClientConfig that cannot be honoured: a ConfigError with this reason.
-UNSUPPORTED_PROPERTIES: Mapping[str, str] = {
-    "config.providers": "Java config providers cannot run here; put the resolved values in the file",
-    "security.providers": "Java security providers cannot run here",
-    "ssl.engine.factory.class": "a Java SSL engine factory cannot run here",
-    "ssl.provider": "Java security providers cannot run here",
-    "ssl.cipher.suites": "Java cipher suite names cannot be passed to OpenSSL; remove it to use the defaults",
-    "sasl.client.callback.handler.class": "a Java callback handler cannot run here",
-    "sasl.login.callback.handler.class": "a Java callback handler cannot run here",
-    "sasl.login.class": "a Java login class cannot run here",
-}
-
-# OAUTHBEARER settings: refused with the mechanism, but harmless when another mechanism is used.
-_OAUTH_PREFIX = "sasl.oauthbearer."
 
 # Java's own defaults for the SSL settings the OpenSSL-based clients cannot vary.
 _JAVA_DEFAULT_CIPHER_SUITES = ""
@@ -161,13 +93,6 @@ def load_client_config(path: str | os.PathLike[str] | None) -> ClientConfig:
 
 
 # --------------------------------------------------------------------------------- settings
-@dataclass(frozen=True)
-class SaslCredentials:
-    mechanism: str
-    username: str
-    password: str = field(repr=False)
-
-
 class ClientConfig:
     """Validated ``--command-config`` settings, and their translation for each client.
 
@@ -176,14 +101,22 @@ class ClientConfig:
     (the Apache tool puts the command-line value into the properties).
     """
 
-    def __init__(self, properties: Mapping[str, str] | None = None) -> None:
-        props = dict(properties or {})
+    def __init__(self, properties: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> None:
+        raw = dict(properties or {})
+        self.system_properties = java_system_properties(environ)
+        resolution = resolve_config_providers(raw, environ, self.system_properties.get(AUTOMATIC_CONFIG_PROVIDERS))
+        props = resolution.properties
+        # values read through config providers into Java's PASSWORD properties (those of sasl.jaas.config are
+        # known from the login itself: a username there is no secret)
+        self._provided = [value for name, value in resolution.provided if name in PASSWORD_PROPERTIES]
         self._properties = props
         self.warnings: tuple[str, ...] = tuple(
             f"The configuration '{name}' was supplied but isn't a known config."
             for name in props
-            if not _known_admin_property(name)
-        )
+            if not is_admin_property(name)
+        ) + tuple(resolution.notes)
+        #: config provider placeholders left as they are: named in the hints of a failed login
+        self.placeholder_notes: tuple[str, ...] = tuple(resolution.notes)
         _refuse_unsupported(props)
         self.client_id = props.get("client.id", DEFAULT_CLIENT_ID).strip()
         self.security_protocol = _security_protocol(props)
@@ -195,18 +128,53 @@ class ClientConfig:
             raise _failed_to_create(
                 "The specified value of default.api.timeout.ms must be no smaller than the value of request.timeout.ms."
             )
-        self.sasl = _sasl_credentials(props, self.security_protocol)
+        self.sasl = sasl_login(props, self.security_protocol, self.system_properties)
         self.ssl = _ssl_settings(props) if self.security_protocol in ("SSL", "SASL_SSL") else None
         self._store_files: StoreFiles | None = None
+        self._kerberos: Any = None  # the KerberosSession, once logged in
 
     def __repr__(self) -> str:
-        sasl = f", sasl_mechanism={self.sasl.mechanism!r}" if self.sasl else ""
+        sasl = f", sasl_mechanism={self.mechanism!r}" if self.sasl else ""
         return f"ClientConfig(client_id={self.client_id!r}, security_protocol={self.security_protocol!r}{sasl})"
 
+    @property
+    def mechanism(self) -> str | None:
+        """The SASL mechanism the clients use (AWS MSK IAM goes as OAUTHBEARER)."""
+        if self.sasl is None:
+            return None
+        if isinstance(self.sasl, SaslCredentials):
+            return self.sasl.mechanism
+        return "OAUTHBEARER" if isinstance(self.sasl, TokenSource) else "GSSAPI"
+
+    @property
+    def librdkafka_can_connect(self) -> bool:
+        """librdkafka's wheel has no GSSAPI: with Kerberos every call goes through kafka-python."""
+        return self.mechanism != "GSSAPI"
+
+    def log_in(self, bootstrap: str) -> None:
+        """Log in as Java does when it makes its admin client (a token fetched, Kerberos credentials acquired):
+        a failure is Java's ``Failed to create new KafkaAdminClient``, with notes."""
+        if isinstance(self.sasl, TokenSource):
+            if hasattr(self.sasl, "for_bootstrap"):
+                self.sasl.for_bootstrap(bootstrap)
+            if hasattr(self.sasl, "trust") and self.ssl is not None and self.ssl.truststore is not None:
+                # Java reaches an https token endpoint with the client's ssl.truststore.* too
+                self.sasl.trust(self._files().kafka_python()["ssl_cafile"])
+            self.sasl.token()
+        elif self.mechanism == "GSSAPI" and self._kerberos is None:
+            from kreassign.cluster.kerberos import KerberosSession, register_kerberos_mechanism
+
+            register_kerberos_mechanism()
+            self._kerberos = KerberosSession(self.sasl)
+
     def secrets(self) -> list[str]:
-        """Every secret value of the file (SASL and store passwords, inline PEM keys), longest first,
-        so that output can be scrubbed of them."""
-        found = [self.sasl.password] if self.sasl else []
+        """Every secret value of the file (SASL and store passwords, inline PEM keys, client secrets, tokens,
+        values read through config providers), longest first, so that output can be scrubbed of them."""
+        found = list(self._provided)
+        if isinstance(self.sasl, SaslCredentials):
+            found.append(self.sasl.password)
+        elif isinstance(self.sasl, TokenSource):
+            found += self.sasl.secrets()
         if self.ssl is not None:
             for store in (self.ssl.truststore, self.ssl.keystore):
                 if store is not None:
@@ -246,7 +214,7 @@ class ClientConfig:
                 conf[native] = _clamp(value, bounds)
         if "client.dns.lookup" in self._properties:
             conf["client.dns.lookup"] = self._properties["client.dns.lookup"].strip()
-        if self.sasl:
+        if isinstance(self.sasl, SaslCredentials):
             conf.update(
                 {
                     "sasl.mechanism": self.sasl.mechanism,
@@ -254,6 +222,8 @@ class ClientConfig:
                     "sasl.password": self.sasl.password,
                 }
             )
+        elif isinstance(self.sasl, TokenSource):
+            conf.update({"sasl.mechanism": "OAUTHBEARER", "oauth_cb": self.sasl.librdkafka_callback()})
         if self.ssl:
             conf["ssl.endpoint.identification.algorithm"] = "https" if self.ssl.check_hostname else "none"
             conf.update(self._files().librdkafka())
@@ -272,12 +242,24 @@ class ClientConfig:
                 conf[native] = value
         if "client.dns.lookup" in self._properties:
             conf["client_dns_lookup"] = self._properties["client.dns.lookup"].strip()
-        if self.sasl:
+        if isinstance(self.sasl, SaslCredentials):
             conf.update(
                 {
                     "sasl_mechanism": self.sasl.mechanism,
                     "sasl_plain_username": self.sasl.username,
                     "sasl_plain_password": self.sasl.password,
+                }
+            )
+        elif isinstance(self.sasl, TokenSource):
+            conf.update(
+                {"sasl_mechanism": "OAUTHBEARER", "sasl_oauth_token_provider": self.sasl.kafka_python_provider()}
+            )
+        elif self.sasl is not None:  # Kerberos: the session logged in by log_in()
+            conf.update(
+                {
+                    "sasl_mechanism": "GSSAPI",
+                    "sasl_kerberos_service_name": self.sasl.service_name,
+                    "sasl_kerberos_name": self._kerberos,
                 }
             )
         if self.ssl:
@@ -292,18 +274,9 @@ class ClientConfig:
         return self._store_files
 
 
-def _known_admin_property(name: str) -> bool:
-    return (
-        name in TRANSLATED_PROPERTIES
-        or name in HARMLESS_PROPERTIES
-        or name in UNSUPPORTED_PROPERTIES
-        or name.startswith(_OAUTH_PREFIX)
-    )
-
-
 def _refuse_unsupported(props: Mapping[str, str]) -> None:
-    for name, reason in UNSUPPORTED_PROPERTIES.items():
-        if name not in props:
+    for name, reason in REFUSED_PROPERTIES.items():
+        if name not in props or name.startswith("sasl.oauthbearer.assertion."):  # refused with OAUTHBEARER only
             continue
         value = props[name].strip()
         if name == "ssl.cipher.suites" and value == _JAVA_DEFAULT_CIPHER_SUITES:
@@ -311,12 +284,7 @@ def _refuse_unsupported(props: Mapping[str, str]) -> None:
         raise ConfigError(f"{name} is not supported by kreassign: {reason}")
 
 
-def _failed_to_create(detail: str) -> ConfigError:
-    """Java wraps these in ``KafkaException: Failed to create new KafkaAdminClient``; the detail,
-    which Java prints in its stack trace, goes into a note."""
-    error = ConfigError(FAILED_TO_CREATE_ADMIN)
-    error.add_note(detail)
-    return error
+_failed_to_create = failed_to_create
 
 
 def _security_protocol(props: Mapping[str, str]) -> str:
@@ -355,44 +323,6 @@ def _check_dns_lookup(props: Mapping[str, str]) -> None:
             f"Invalid value {value} for configuration client.dns.lookup: String must be one of: "
             + ", ".join(_DNS_LOOKUPS)
         )
-
-
-def _sasl_credentials(props: Mapping[str, str], protocol: str) -> SaslCredentials | None:
-    if not protocol.startswith("SASL_"):
-        return None
-    mechanism = props.get("sasl.mechanism", "GSSAPI").strip()
-    if mechanism in ("GSSAPI", "OAUTHBEARER"):
-        default = " (the default when sasl.mechanism is not set)" if "sasl.mechanism" not in props else ""
-        raise ConfigError(
-            f"sasl.mechanism {mechanism}{default} is not supported by kreassign: "
-            f"use one of {', '.join(SASL_MECHANISMS)}"
-        )
-    if mechanism not in SASL_MECHANISMS:
-        raise _failed_to_create(f"Unexpected SASL mechanism: {mechanism}")
-    jaas = props.get("sasl.jaas.config", "").strip()
-    if not jaas:
-        raise _failed_to_create(
-            "sasl.jaas.config is not set; a JAAS file (java.security.auth.login.config) is not supported "
-            "by kreassign: put the login module into sasl.jaas.config"
-        )
-    try:
-        entries = parse_jaas_config(jaas)
-    except ValueError as exc:
-        raise _failed_to_create(f"sasl.jaas.config: {exc}") from None
-    if len(entries) != 1:
-        raise _failed_to_create(f"JAAS config property contains {len(entries)} login modules, should be 1 module")
-    entry = entries[0]
-    if entry.login_module not in (PLAIN_LOGIN_MODULE, SCRAM_LOGIN_MODULE):
-        raise ConfigError(
-            f"sasl.jaas.config login module {entry.login_module} is not supported by kreassign: "
-            f"use {PLAIN_LOGIN_MODULE} or {SCRAM_LOGIN_MODULE}"
-        )
-    if entry.options.get("tokenauth", "false").lower() == "true":
-        raise ConfigError("sasl.jaas.config tokenauth=true (delegation tokens) is not supported by kreassign")
-    missing = [key for key in ("username", "password") if key not in entry.options]
-    if missing:
-        raise ConfigError(f"sasl.jaas.config gives no {' and no '.join(missing)} for SASL/{mechanism}")
-    return SaslCredentials(mechanism, entry.options["username"], entry.options["password"])
 
 
 def _ssl_settings(props: Mapping[str, str]) -> SslSettings:

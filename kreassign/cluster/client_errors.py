@@ -20,11 +20,22 @@ UNSUPPORTED_WITH_CONTROLLERS = (
 class ClientErrors:
     """The errors of one adapter: ``address`` is its bootstrap address, ``api_timeout_s`` its deadline."""
 
-    def __init__(self, address: str, using_controllers: bool, api_timeout_s: float, security_protocol: str) -> None:
+    def __init__(
+        self,
+        address: str,
+        using_controllers: bool,
+        api_timeout_s: float,
+        security_protocol: str,
+        mechanism: str | None = None,
+        config_notes: tuple[str, ...] = (),
+    ) -> None:
         self.address = address
         self.using_controllers = using_controllers
         self.api_timeout_s = api_timeout_s
         self.security_protocol = security_protocol
+        self.mechanism = mechanism
+        #: what the --command-config file left unresolved (config provider placeholders): part of a login failure
+        self.config_notes = config_notes
 
     def timeout(self, call: str) -> ClusterTimeoutError:
         """Java's text for a call that found no node before its deadline; a note names the address."""
@@ -69,11 +80,26 @@ class ClientErrors:
 
     def sasl_failure(self, detail: str) -> ClusterError:
         error = ClusterError(f"{ERRORS_PACKAGE}SaslAuthenticationException: {detail}")
-        error.add_note(
-            f"The cluster at {self.address} refused the SASL login: check sasl.mechanism and the username and "
-            "password in sasl.jaas.config of the --command-config file, and that the user exists for that "
-            "mechanism (kafka-configs --describe --entity-type users for SCRAM)."
-        )
+        if self.mechanism == "GSSAPI":
+            error.add_note(
+                f"The cluster at {self.address} refused the Kerberos login: check the principal in sasl.jaas.config, "
+                "sasl.kerberos.service.name (the brokers' principals are <service>/<broker host>@REALM) and that "
+                "the KDC knows both."
+            )
+        elif self.mechanism == "OAUTHBEARER":
+            error.add_note(
+                f"The cluster at {self.address} refused the OAUTHBEARER token: check that the brokers accept the "
+                "identity provider's tokens (their JWKS URL, expected audience and issuer), the scope, and the "
+                "token's subject claim."
+            )
+        else:
+            error.add_note(
+                f"The cluster at {self.address} refused the SASL login: check sasl.mechanism and the username and "
+                "password in sasl.jaas.config of the --command-config file, and that the user exists for that "
+                "mechanism (kafka-configs --describe --entity-type users for SCRAM)."
+            )
+        for note in self.config_notes:
+            error.add_note(note)
         return error
 
     def from_librdkafka(self, error: Any, call: str) -> ClusterError:

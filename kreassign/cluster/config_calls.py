@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kreassign.cluster.kafka_clients import KafkaClients
 from kreassign.cluster.kafka_errors import UNKNOWN_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION, java_exception
+from kreassign.cluster.kafka_python_routes import KafkaPythonRoutes
 from kreassign.cluster.librdkafka_calls import (
     librdkafka_config_batches,
     librdkafka_resource,
@@ -18,7 +18,7 @@ from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceTyp
 from kreassign.errors import UnknownTopicOrPartitionError
 
 
-class ConfigCalls(KafkaClients):
+class ConfigCalls(KafkaPythonRoutes):
     """DescribeConfigs and IncrementalAlterConfigs of a ``KafkaCluster``."""
 
     def describe_configs(self, resources: Iterable[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
@@ -29,6 +29,11 @@ class ConfigCalls(KafkaClients):
             return {}
         if self.using_controllers:
             return self._run_kafka_python(call, self._controller_quorum().describe_configs, wanted, self._deadline())
+        if not self.config.librdkafka_can_connect:
+            unknown = self._unknown_broker_resources(wanted)
+            if unknown:
+                raise self._unknown_brokers_error(call, [r.name for r in unknown])
+            return self._kp_describe_configs(wanted)
         from confluent_kafka.admin import ConfigSource
 
         refuse_names_librdkafka_would_cut([r.name for r in wanted if r.type is ResourceType.TOPIC], configs=True)
@@ -78,6 +83,11 @@ class ConfigCalls(KafkaClients):
         # alter the others, then fail for the missing ones (at once, where Java waits until its deadline).
         unknown = self._unknown_broker_resources(wanted)
         sendable = [r for r in wanted if r not in unknown]
+        if not self.config.librdkafka_can_connect:
+            self._kp_alter_configs({r: changes[r] for r in sendable})
+            if unknown:
+                raise self._unknown_brokers_error(call, [r.name for r in unknown])
+            return
         admin = self._librdkafka()
         operations = {OpType.SET: AlterConfigOpType.SET, OpType.DELETE: AlterConfigOpType.DELETE}
         submitted: dict[ConfigResource, Any] = {}

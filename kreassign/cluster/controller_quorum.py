@@ -106,8 +106,6 @@ class ControllerQuorum:
     ) -> dict[ConfigResource, dict[str, str]]:
         """Dynamic values only. A broker resource goes to that controller (an unknown id ends the call
         with ``UnknownNodes``), the others to the active controller, as Java does."""
-        from kafka.protocol.admin import DescribeConfigsRequest
-
         described = await self.describe(deadline)
         controller_ids = {str(node.id) for node in described.nodes}
         targets: dict[int | None, list[ConfigResource]] = defaultdict(list)  # None: the active controller
@@ -118,69 +116,20 @@ class ControllerQuorum:
                 targets[int(resource.name)].append(resource)
             else:
                 targets[None].append(resource)
-        resource_type = DescribeConfigsRequest.DescribeConfigsResource
         result: dict[ConfigResource, dict[str, str]] = {}
         for node_id, batch in targets.items():
-
-            def build(batch: list[ConfigResource] = batch) -> Any:
-                return DescribeConfigsRequest(
-                    resources=[
-                        resource_type(
-                            resource_type=RESOURCE_TYPE_CODES[r.type], resource_name=r.name, configuration_keys=None
-                        )
-                        for r in batch
-                    ],
-                    include_synonyms=False,
-                    include_documentation=False,
-                )
-
+            build = describe_configs_request(batch)
             if node_id is None:
                 response = await self.send_to_active(build, deadline)
             else:
                 response = await self.send_to_node(node_id, build, deadline)
-            by_key = {(r.resource_type, r.resource_name): r for r in response.results}
-            for resource in batch:
-                answer = by_key.get((RESOURCE_TYPE_CODES[resource.type], resource.name))
-                if answer is None:
-                    raise ClusterError(f"org.apache.kafka.common.KafkaException: no result for {resource}")
-                if answer.error_code:
-                    raise error_for(java_exception(answer.error_code, answer.error_message))
-                result[resource] = {
-                    c.name: c.value
-                    for c in answer.configs
-                    if c.config_source == DYNAMIC_SOURCES[resource.type] and c.value is not None
-                }
+            result.update(dynamic_config_values(response, batch))
         return {resource: result[resource] for resource in wanted}
 
     async def alter_configs(self, changes: Mapping[ConfigResource, Sequence[ConfigOp]], deadline: float) -> None:
         """With bootstrap controllers Java sends every resource to the active controller."""
-        from kafka.protocol.admin import IncrementalAlterConfigsRequest
-
-        resource_type = IncrementalAlterConfigsRequest.AlterConfigsResource
-        config_type = resource_type.AlterableConfig
-
-        def build() -> Any:
-            return IncrementalAlterConfigsRequest(
-                resources=[
-                    resource_type(
-                        resource_type=RESOURCE_TYPE_CODES[resource.type],
-                        resource_name=resource.name,
-                        configs=[
-                            config_type(name=op.name, config_operation=OPERATION_CODES[op.op], value=op.value)
-                            for op in ops
-                        ],
-                    )
-                    for resource, ops in changes.items()
-                ],
-                validate_only=False,
-            )
-
-        response = await self.send_to_active(build, deadline)
-        by_key = {(r.resource_type, r.resource_name): r for r in response.responses}
-        for resource in changes:
-            answer = by_key.get((RESOURCE_TYPE_CODES[resource.type], resource.name))
-            if answer is not None and answer.error_code:
-                raise error_for(java_exception(answer.error_code, answer.error_message))
+        response = await self.send_to_active(alter_configs_request(changes), deadline)
+        raise_alter_config_errors(response, changes)
 
     # -------------------------------------------------------------------------- connections
     def _manager_for(self, host: str, port: int) -> tuple[Any, str]:
@@ -199,3 +148,73 @@ class ControllerQuorum:
             with contextlib.suppress(Exception):
                 manager.close()
         self._net.stop()
+
+
+# ------------------------------------------------------------------------------ config requests (any node)
+def describe_configs_request(batch: Sequence[ConfigResource]) -> Callable[[], Any]:
+    """A builder of the DescribeConfigs request for ``batch`` (no synonyms, no documentation)."""
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    resource_type = DescribeConfigsRequest.DescribeConfigsResource
+
+    def build() -> Any:
+        return DescribeConfigsRequest(
+            resources=[
+                resource_type(resource_type=RESOURCE_TYPE_CODES[r.type], resource_name=r.name, configuration_keys=None)
+                for r in batch
+            ],
+            include_synonyms=False,
+            include_documentation=False,
+        )
+
+    return build
+
+
+def dynamic_config_values(response: Any, batch: Sequence[ConfigResource]) -> dict[ConfigResource, dict[str, str]]:
+    """The dynamic values of each resource of a DescribeConfigs answer; its first error raised as Java's."""
+    by_key = {(r.resource_type, r.resource_name): r for r in response.results}
+    result: dict[ConfigResource, dict[str, str]] = {}
+    for resource in batch:
+        answer = by_key.get((RESOURCE_TYPE_CODES[resource.type], resource.name))
+        if answer is None:
+            raise ClusterError(f"org.apache.kafka.common.KafkaException: no result for {resource}")
+        if answer.error_code:
+            raise error_for(java_exception(answer.error_code, answer.error_message))
+        result[resource] = {
+            c.name: c.value
+            for c in answer.configs
+            if c.config_source == DYNAMIC_SOURCES[resource.type] and c.value is not None
+        }
+    return result
+
+
+def alter_configs_request(changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> Callable[[], Any]:
+    from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+    resource_type = IncrementalAlterConfigsRequest.AlterConfigsResource
+    config_type = resource_type.AlterableConfig
+
+    def build() -> Any:
+        return IncrementalAlterConfigsRequest(
+            resources=[
+                resource_type(
+                    resource_type=RESOURCE_TYPE_CODES[resource.type],
+                    resource_name=resource.name,
+                    configs=[
+                        config_type(name=op.name, config_operation=OPERATION_CODES[op.op], value=op.value) for op in ops
+                    ],
+                )
+                for resource, ops in changes.items()
+            ],
+            validate_only=False,
+        )
+
+    return build
+
+
+def raise_alter_config_errors(response: Any, changes: Mapping[ConfigResource, Sequence[ConfigOp]]) -> None:
+    by_key = {(r.resource_type, r.resource_name): r for r in response.responses}
+    for resource in changes:
+        answer = by_key.get((RESOURCE_TYPE_CODES[resource.type], resource.name))
+        if answer is not None and answer.error_code:
+            raise error_for(java_exception(answer.error_code, answer.error_message))

@@ -44,6 +44,29 @@ def parse_jaas_config(text: str) -> list[JaasEntry]:
     return entries
 
 
+def parse_jaas_file(text: str) -> dict[str, list[JaasEntry]]:
+    """A JAAS login configuration file (``-Djava.security.auth.login.config``): ``Name { <entries> };`` sections,
+    each entry as in ``sasl.jaas.config``."""
+    tokens = _JaasTokenizer(text)
+    sections: dict[str, list[JaasEntry]] = {}
+    while tokens.next() != _EOF:
+        name = tokens.sval
+        if name is None:
+            raise ValueError(f"expected a section name, found '{tokens.ttype}'")
+        if tokens.next() != "{":
+            raise ValueError(f"expected '{{' after {name}")
+        start = tokens.pos
+        depth_end = text.find("}", start)
+        if depth_end < 0:
+            raise ValueError(f"the section {name} has no closing '}}'")
+        body = text[start:depth_end]
+        sections[name] = parse_jaas_config(body) if body.strip() else []
+        tokens.pos = depth_end + 1
+        if tokens.next() not in (";", _EOF):
+            raise ValueError(f"expected ';' after the section {name}")
+    return sections
+
+
 _EOF = "<EOF>"
 _WORD = "<WORD>"
 _NUMBER = "<NUMBER>"

@@ -60,6 +60,8 @@ class KafkaCluster(ReassignmentCalls, LogDirCalls, ConfigCalls, OffsetCalls):
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}  # an empty list would mean "every partition" to librdkafka
+        if not self.config.librdkafka_can_connect:
+            return self._kp_elect_preferred_leaders(wanted)
         refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
         admin = self._librdkafka()
         # confluent-kafka 2.16 cannot take request_timeout here (its C wrapper rejects keyword

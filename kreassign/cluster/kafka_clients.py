@@ -65,7 +65,12 @@ class KafkaClients:
         else:
             self.api_timeout_s = max(float(request_timeout_s), self.config.request_timeout_ms / 1000.0)
         self.errors = ClientErrors(
-            self.address, self.using_controllers, self.api_timeout_s, self.config.security_protocol
+            self.address,
+            self.using_controllers,
+            self.api_timeout_s,
+            self.config.security_protocol,
+            self.config.mechanism,
+            self.config.placeholder_notes,
         )
         self._admin: Any = None  # confluent_kafka.admin.AdminClient
         self._legacy: Any = None  # kafka.admin.KafkaAdminClient
@@ -93,10 +98,13 @@ class KafkaClients:
         """confluent-kafka's AdminClient (brokers only: librdkafka cannot talk to controllers)."""
         if self.using_controllers:
             raise self.errors.unsupported_with_controllers()
+        if not self.config.librdkafka_can_connect:  # the routes of kafka_python_routes are taken before this
+            raise ConfigError(f"sasl.mechanism {self.config.mechanism}: librdkafka cannot log in with it")
         if self._admin is None:
             from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
 
+            self.config.log_in(self.address)
             conf = {
                 # librdkafka keeps using a stopped broker (as the controller, too) until its metadata is
                 # refreshed, every 5 minutes by default: each admin call then hangs for the whole API timeout.
@@ -121,9 +129,13 @@ class KafkaClients:
         if self._legacy is None:
             from kafka.admin import KafkaAdminClient
 
-            # kafka-python retries failed TLS handshakes until its deadline; librdkafka tells at once
-            # whether the cluster answers and the credentials work (one DescribeCluster).
-            self._wait(self._librdkafka().describe_cluster(request_timeout=self.api_timeout_s), call)
+            if self.config.librdkafka_can_connect:
+                # kafka-python retries failed TLS handshakes until its deadline; librdkafka tells at once
+                # whether the cluster answers and the credentials work (one DescribeCluster).
+                self._wait(self._librdkafka().describe_cluster(request_timeout=self.api_timeout_s), call)
+            else:  # GSSAPI: kafka-python carries every call
+                self.config.log_in(self.address)
+                self._check_listening(call)
             conf = self._kafka_python_config()
             try:
                 self._legacy = KafkaAdminClient(
@@ -137,6 +149,7 @@ class KafkaClients:
 
     def _controller_quorum(self) -> ControllerQuorum:
         if self._quorum is None:
+            self.config.log_in(self.address)
             self._quorum = ControllerQuorum(str(self.bootstrap_controllers), self._kafka_python_config())
         return self._quorum
 
@@ -313,12 +326,31 @@ class KafkaClients:
         if self.using_controllers:
             described = self._run_kafka_python(call, self._controller_quorum().describe, self._deadline())
             nodes = described.nodes
+        elif not self.config.librdkafka_can_connect:
+            described = self._run_kafka_python(call, self._describe_brokers_over_kafka_python, self._deadline())
+            nodes = described.nodes
         else:
             admin = self._librdkafka()
             described = self._wait(admin.describe_cluster(request_timeout=self.api_timeout_s), call)
             nodes = [Broker(n.id, n.rack, n.host, n.port) for n in described.nodes]
         self._cluster_id = self._cluster_id or described.cluster_id or None
         return describe_cluster_node_order(nodes)
+
+    async def _describe_brokers_over_kafka_python(self, deadline: float) -> Any:
+        """DescribeCluster (brokers) to any broker, for logins librdkafka cannot make."""
+        from kafka.protocol.admin import DescribeClusterRequest
+
+        from kreassign.cluster.controller_quorum import DescribedQuorum
+        from kreassign.cluster.kafka_errors import error_for, java_exception
+
+        def build() -> Any:
+            return DescribeClusterRequest(include_cluster_authorized_operations=False)
+
+        response = await self._send_to_broker(None, build, deadline)
+        if response.error_code:
+            raise error_for(java_exception(response.error_code, response.error_message))
+        nodes = [Broker(b.broker_id, b.rack, b.host, b.port) for b in response.brokers]
+        return DescribedQuorum(response.controller_id, nodes, response.cluster_id or None)
 
     def cluster_id(self) -> str | None:
         """DescribeCluster's clusterId, from the first call that described the cluster (one call if none has)."""

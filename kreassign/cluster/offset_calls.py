@@ -16,7 +16,7 @@ from kreassign.cluster.kafka_errors import (
 from kreassign.cluster.kafka_python_calls import RETRY_BACKOFF_S
 from kreassign.cluster.librdkafka_calls import missing_partition_codes, refuse_names_librdkafka_would_cut
 from kreassign.cluster.topic_calls import TopicCalls
-from kreassign.errors import UnknownTopicOrPartitionError
+from kreassign.errors import KreassignError, UnknownTopicOrPartitionError
 from kreassign.model import TopicPartition, TopicPartitionReplica
 
 # ListOffsets: the replica id of debugging tools (the broker answers from its local log, leader or
@@ -37,6 +37,12 @@ class OffsetCalls(TopicCalls):
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}
+        if not self.config.librdkafka_can_connect:
+
+            def fail(missing: list[TopicPartition]) -> None:
+                raise self._missing_partition_error(min(missing, key=wanted.index))
+
+            return self._kp_list_offsets(wanted, earliest=False, on_missing=fail)
         refuse_names_librdkafka_would_cut([tp.topic for tp in wanted])
         admin = self._librdkafka()
         deadline = self._deadline()
@@ -134,6 +140,11 @@ class OffsetCalls(TopicCalls):
         wanted = list(dict.fromkeys(partitions))
         if not wanted:
             return {}
+        if not self.config.librdkafka_can_connect:
+            try:
+                return self._kp_list_offsets(wanted, earliest=True, on_missing=lambda _missing: None)
+            except KreassignError:
+                return {}  # cannot be read now: left out
         admin = self._librdkafka()
         natives = {NativeTopicPartition(tp.topic, tp.partition): tp for tp in wanted}
         futures = admin.list_offsets(dict.fromkeys(natives, OffsetSpec.earliest()), request_timeout=self.api_timeout_s)
@@ -154,6 +165,8 @@ class OffsetCalls(TopicCalls):
         wanted = set(partitions)
         if not wanted:
             return {}
+        if not self.config.librdkafka_can_connect:
+            return self._kp_committed_offsets(wanted)
         admin = self._librdkafka()
         listed = self._wait(admin.list_consumer_groups(request_timeout=self.api_timeout_s), "listConsumerGroups")
         groups = sorted(g.group_id for g in listed.valid)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kreassign.cluster.kafka_clients import KafkaClients
 from kreassign.cluster.kafka_errors import INVALID_TOPIC, UNKNOWN_TOPIC_EXCEPTION, error_for, java_exception
+from kreassign.cluster.kafka_python_routes import KafkaPythonRoutes
 from kreassign.cluster.librdkafka_calls import refuse_names_librdkafka_would_cut
 from kreassign.errors import UnknownTopicOrPartitionError
 from kreassign.javacompat.hashes import java_string_compare, java_string_hash
@@ -15,7 +15,7 @@ from kreassign.javacompat.hashmap import DEFAULT_JAVA_VERSION, copy_capacity, it
 from kreassign.model import PartitionInfo
 
 
-class TopicCalls(KafkaClients):
+class TopicCalls(KafkaPythonRoutes):
     """Topic metadata of a ``KafkaCluster``."""
 
     def describe_topics(self, topics: Iterable[str]) -> dict[str, list[PartitionInfo]]:
@@ -27,6 +27,8 @@ class TopicCalls(KafkaClients):
         names = list(dict.fromkeys(topics))
         if not names:
             return {}
+        if not self.config.librdkafka_can_connect and all(names):
+            return self._kp_describe_topics(names)
         refuse_names_librdkafka_would_cut(names)
         call = "listNodes"  # Java describes the cluster first; a dead cluster times out there
         admin = self._librdkafka()
@@ -107,6 +109,8 @@ class TopicCalls(KafkaClients):
     # -------------------------------------------------------------------------- offline snapshots
     def list_topic_names(self) -> list[str]:
         """Every topic name the metadata lists, sorted (for ``--write-cluster-snapshot``)."""
+        if not self.config.librdkafka_can_connect:
+            return self._kp_list_topic_names()
         admin = self._librdkafka()
         self._check_listening("listTopics")
         try:

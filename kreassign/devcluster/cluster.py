@@ -29,6 +29,7 @@ from kreassign.devcluster.jars import (
     pinned_kafka_version,
     zookeeper_kafka_version,
 )
+from kreassign.devcluster.processes import die_with_parent, free_port
 from kreassign.devcluster.security import ClusterSecurity
 
 # Small heaps so that 4 to 6 brokers fit on a 2-core machine; C1 only and the serial collector make
@@ -40,30 +41,6 @@ NODE_JVM_OPTS = (
     "-XX:TieredStopAtLevel=1",
     "-Djava.awt.headless=true",
 )
-
-
-def die_with_parent(signum: int = signal.SIGKILL):
-    """A function for the child before exec: ask Linux to send it ``signum`` when the process that
-    started it dies, so a killed test run never leaves brokers (or the Spark servers of the tests) behind. If that process already died
-    between the fork and this call (no signal would come), the child ends itself at once."""
-    parent = os.getpid()
-
-    def arrange() -> None:
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        with contextlib.suppress(Exception):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
-        if os.getppid() != parent:
-            os.kill(os.getpid(), signum)
-
-    return arrange
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def random_cluster_id() -> str:
@@ -85,6 +62,8 @@ class Node:
     client_port: int | None = None
     #: the broker-to-broker listener of a secure cluster (clients use ``broker_port``)
     internal_port: int | None = None
+    #: the other client listeners of a secure cluster (``ClusterSecurity.extra_listeners``): name -> port
+    listener_ports: dict[str, int] = field(default_factory=dict)
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -174,6 +153,9 @@ class LocalKafkaCluster:
                     controller_port=free_port() if combined_controller else None,
                     log_dir_count=self.log_dirs_per_broker,
                     internal_port=free_port() if self.security else None,
+                    listener_ports={name: free_port() for name in self.security.extra_listeners()}
+                    if self.security
+                    else {},
                 )
             )
         if not self.combined:
@@ -213,6 +195,10 @@ class LocalKafkaCluster:
     def bootstrap_controllers(self) -> str:
         return ",".join(f"127.0.0.1:{n.controller_port}" for n in self.controller_nodes)
 
+    def bootstrap_for(self, listener: str) -> str:
+        """The bootstrap address of another client listener of a secure cluster (``SASL_PLAINTEXT``, ``UNSECURED``)."""
+        return ",".join(f"127.0.0.1:{n.listener_ports[listener]}" for n in self.broker_nodes)
+
     def node(self, node_id: int) -> Node:
         for n in self.nodes:
             if n.node_id == node_id:
@@ -225,12 +211,14 @@ class LocalKafkaCluster:
     def _broker_listeners(self, node: Node) -> list[str]:
         if self.security is None:
             return [f"PLAINTEXT://127.0.0.1:{node.broker_port}"]
-        return [f"SASL_SSL://127.0.0.1:{node.broker_port}", f"INTERNAL://127.0.0.1:{node.internal_port}"]
+        extra = [f"{name}://127.0.0.1:{port}" for name, port in node.listener_ports.items()]
+        return [f"SASL_SSL://127.0.0.1:{node.broker_port}", f"INTERNAL://127.0.0.1:{node.internal_port}", *extra]
 
     def _properties(self, node: Node) -> dict[str, str]:
         listeners, protocol_map = [], ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"]
         if self.security is not None:
             protocol_map = ["CONTROLLER:SASL_PLAINTEXT", "INTERNAL:SASL_PLAINTEXT", "SASL_SSL:SASL_SSL"]
+            protocol_map += [f"{name}:{protocol}" for name, protocol in self.security.extra_listeners().items()]
         if node.is_broker:
             listeners += self._broker_listeners(node)
         if node.is_controller:
@@ -289,6 +277,7 @@ class LocalKafkaCluster:
             "java",
             *NODE_JVM_OPTS,
             f"-Xmx{self.heap}",
+            *(self.security.jvm_options() if self.security else ()),
             *log4j_options(self.kafka_version, broker=broker),
             "-cp",
             classpath(self.kafka_version),
@@ -323,8 +312,11 @@ class LocalKafkaCluster:
         started = time.monotonic()
         if self.security is not None:
             self.security.prepare(self.base_dir)
-        self._prepare()
+            self.security.start_services(self.base_dir)
         try:
+            self._prepare()
+            if self.security is not None:
+                self.security.wait_for_services()
             self._start_processes(deadline=started + self.start_timeout)
         except BaseException:
             self.stop()
@@ -453,6 +445,9 @@ class LocalKafkaCluster:
         state = self.base_dir / "cluster.json"
         with contextlib.suppress(FileNotFoundError):
             state.unlink()
+        if self.security is not None:
+            with contextlib.suppress(Exception):
+                self.security.stop_services()
 
     def __enter__(self) -> LocalKafkaCluster:
         return self.start()

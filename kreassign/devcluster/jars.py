@@ -18,6 +18,7 @@ from kreassign.errors import KreassignError
 
 POM = Path(__file__).with_name("pom.xml")
 ZOOKEEPER_POM = Path(__file__).with_name("pom-zookeeper.xml")
+KDC_POM = Path(__file__).with_name("pom-kdc.xml")
 TOOLS_LOG4J = Path(__file__).with_name("log4j2-tools.properties")
 BROKER_LOG4J = Path(__file__).with_name("log4j2-broker.properties")
 # Kafka 2.8 and 3.x log with Log4j 1 (reload4j): their own configuration files and system property.
@@ -108,29 +109,36 @@ def kafka_libs(version: str | None = None) -> Path:
     if stamp.exists():
         return libs
     check_prerequisites()
+    _maven_copy(
+        pom_for(version), libs, [f"-Dkafka.version={version}"], f"kafka_2.13-{version}.jar", f"Apache Kafka {version}"
+    )
+    return libs
+
+
+def _maven_copy(pom: Path, libs: Path, properties: list[str], expected: str, what: str) -> None:
+    """Resolve every runtime jar of ``pom`` into ``libs`` (through a partial folder, stamped when complete)."""
     tmp = libs.with_name("libs.partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    cmd = [
-        "mvn",
-        "-q",
-        "-B",
-        "-f",
-        str(pom_for(version)),
-        f"-Dkafka.version={version}",
-        "dependency:copy-dependencies",
-        "-DincludeScope=runtime",
-        f"-DoutputDirectory={tmp}",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = ["mvn", "-q", "-B", "-f", str(pom), *properties, "dependency:copy-dependencies", "-DincludeScope=runtime"]
+    proc = subprocess.run([*cmd, f"-DoutputDirectory={tmp}"], capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
-        raise HarnessError(f"Maven could not resolve Apache Kafka {version}:\n{tail}")
-    if not any(tmp.glob(f"kafka_2.13-{version}.jar")):
-        raise HarnessError(f"Maven finished but kafka_2.13-{version}.jar is missing in {tmp}")
+        raise HarnessError(f"Maven could not resolve {what}:\n{tail}")
+    if not any(tmp.glob(expected)):
+        raise HarnessError(f"Maven finished but {expected} is missing in {tmp}")
     shutil.rmtree(libs, ignore_errors=True)
     tmp.rename(libs)
-    stamp.write_text(version + "\n")
-    return libs
+    (libs / ".complete").write_text(what + "\n")
+
+
+def kdc_classpath() -> str:
+    """Apache Kerby's KDC (``pom-kdc.xml``), resolved with Maven on first use."""
+    version = re.search(r"<kerby.version>([^<]+)</kerby.version>", KDC_POM.read_text()).group(1)
+    libs = cache_root() / f"kerby-{version}" / "libs"
+    if not (libs / ".complete").exists():
+        check_prerequisites()
+        _maven_copy(KDC_POM, libs, [], f"kerb-simplekdc-{version}.jar", f"Apache Kerby {version}")
+    return str(libs / "*")
 
 
 def classpath(version: str | None = None) -> str:

@@ -1,15 +1,16 @@
 """``--throttle auto`` during a batched run: each broker's throttle is the headroom its traffic leaves
 (``planning.headroom``), measured before the run starts and again every ``REMEASURE_S`` while it goes, next to the
-adaptive loop of the per-broker limit. The traffic is read with Admin calls only (``actions.traffic``): two
+adaptive loop of the per-broker limit. The traffic is read with Admin calls only (``execution.sampling``): two
 snapshots of the logs and the committed offsets of every partition the brokers host, the later one taken each
 re-measure, so a poll never waits for a sampling window."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kreassign.cluster.port import ClusterPort
+from kreassign.execution.sampling import log_samples
 from kreassign.humanize import format_bytes
 from kreassign.model import TopicPartition
 from kreassign.planning.headroom import Headroom, auto_throttles, broker_traffic
@@ -42,11 +43,10 @@ class TrafficSnapshots:
     def __init__(self, port: ClusterPort, brokers: set[int]) -> None:
         self.port, self.brokers = port, brokers
         self._last: tuple[float, dict, dict, dict] | None = None
+        self.writes: dict[TopicPartition, float] = {}  # bytes/s written to each partition, between the last two
 
     def take(self, now: float) -> dict | None:
         """A new snapshot; the brokers' traffic since the previous one (None for the first)."""
-        from kreassign.actions.traffic import log_samples
-
         described = self.port.describe_topics(self.port.list_topic_names())
         layout = {
             TopicPartition(topic, info.partition): (info.leader, tuple(info.replicas))
@@ -62,6 +62,7 @@ class TrafficSnapshots:
         rates = estimate_rates(previous[2], logs, previous[3], committed, now - previous[0])
         writes = {tp: r.write_bytes_per_s for tp, r in rates.items()}
         reads = {tp: r.read_bytes_per_s for tp, r in rates.items()}
+        self.writes = writes
         return broker_traffic(layout, writes, reads)  # type: ignore[arg-type]
 
 
@@ -87,6 +88,11 @@ class AutoThrottle:
     def throttle(self) -> int:
         """The run's throttle for its own estimates (ETA, shares): the least of the brokers'."""
         return min(room.rate for room in self.rooms.values())
+
+    def handed_over(self, rate: int, event: Callable[[str], object]) -> None:
+        """The operator handed the run a throttle (``--additional --throttle``): it holds from now on, and auto
+        adjusts no more (the run drops this object)."""
+        event(f"--throttle auto stops adjusting: the throttle of {rate} B/s handed over holds from now on")
 
     def tick(self, run: Any) -> int:
         """Sets the rates that differ from those set (all at the first tick) on the live brokers of ``run`` (the

@@ -420,6 +420,8 @@ class BatchedExecutor(Others):
                 self.state.log_dir_throttle = dirs
             self.journal.append(self.state, [self.state.settings_record()])
             self.reporter.event(f"Throttle changed to {self.state.throttle} B/s")
+            if inter >= 0 and self.auto_throttle is not None:  # the operator's word wins over the headroom
+                self.auto_throttle = self.auto_throttle.handed_over(inter, self.reporter.event)
         return None
 
     def _observe_brokers(self) -> None:

@@ -1,6 +1,7 @@
 """The journal of a batched reassignment: what a later run needs to resume, cancel or roll back.
 
-One JSON file per plan (default ``$XDG_STATE_HOME/kreassign/<plan id>.json``), written atomically
+One JSON file per plan and cluster (default ``$XDG_STATE_HOME/kreassign/clusters/<cluster id>/<plan id>.json``, see
+``memory.py``; the journal records the cluster's id too), written atomically
 (temporary file, fsync, rename) and readable by its owner only, when a run starts and when it ends. While
 it runs, what changes (a step started or finished, a new throttle, an adapted per-broker limit, a throttle
 config the run is about to write: ``throttles_written``, see ``throttles.py``) is appended to
@@ -41,7 +42,15 @@ from kreassign.planning.throttles import (
     LOG_DIR_THROTTLED_RATE,
 )
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
+"""Version 2 records the id of the cluster the run was made on (``cluster_id``); version 1 (written before issue 39)
+does not, and is still read (its ``cluster_id`` is None: ``memory.py`` decides whose it is)."""
+READABLE_VERSIONS = (1, 2)
+LOCK_ATTEMPTS = 5
+"""How many times ``try_lock`` opens the lock file again when it was removed under it (see ``try_lock``)."""
+BUSY_RETRIES, BUSY_RETRY_S = 2, 0.01
+"""``is_running_elsewhere`` asks again this many times, this far apart, before it says a lock is held: the pruning
+of an ended run's state holds a lock for microseconds, a run for as long as it runs."""
 COMPACT_LINES = 10_000
 """Lines the log may reach before the journal is rewritten with them folded in."""
 
@@ -99,7 +108,13 @@ def cluster_state_dir(cluster_id: str) -> Path:
     return state_dir() / "clusters" / safe
 
 
-def default_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
+def cluster_journal_path(cluster_id: str, targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
+    """The default journal of a plan on one cluster: ``<state dir>/clusters/<cluster id>/<plan id>.json``."""
+    return cluster_state_dir(cluster_id) / f"{plan_id(targets)}.json"
+
+
+def legacy_journal_path(targets: Mapping[TopicPartition, Sequence[int]]) -> Path:
+    """Where a version before issue 39 kept the default journal of a plan, for whatever cluster it ran on."""
     return state_dir() / f"{plan_id(targets)}.json"
 
 
@@ -127,11 +142,13 @@ class JournalState:
     broker_limit: int | None = None  # the per-broker limit as --adaptive last set it
     limit_changes: list[dict] = field(default_factory=list)  # {"at", "from", "to", "reason"} of --adaptive
     reverted: list[TopicPartition] = field(default_factory=list)  # the steps in flight the end of the run reverted
+    cluster_id: str | None = None  # the cluster the run was made on (None: a version-1 journal)
 
     def to_json(self) -> dict:
         return {
             "version": JOURNAL_VERSION,
             "kind": "kreassign-journal",
+            "cluster_id": self.cluster_id,
             "plan_id": self.plan_id,
             "status": self.status,
             "message": self.message,
@@ -164,10 +181,14 @@ class JournalState:
         if (
             not isinstance(data, dict)
             or data.get("kind") != "kreassign-journal"
-            or data.get("version") != JOURNAL_VERSION
+            or data.get("version") not in READABLE_VERSIONS
         ):
-            raise ValueError("not a kreassign journal of version 1")
+            raise ValueError(f"not a kreassign journal of version {' or '.join(map(str, READABLE_VERSIONS))}")
+        cluster_id = data.get("cluster_id") if data["version"] >= 2 else None
+        if cluster_id is not None and not isinstance(cluster_id, str):
+            raise ValueError("its cluster_id is not a string")
         state = cls(
+            cluster_id=cluster_id,
             plan_id=data["plan_id"],
             status=RunStatus(data["status"]),
             original={},
@@ -399,33 +420,56 @@ class Journal:
 
     # ---- the lock held while a process runs the plan
     def try_lock(self) -> bool:
-        """Take the run lock; False when another process holds it."""
+        """Take the run lock; False when another process holds it. The pruning of old state (``memory.py``) may
+        remove the lock file of an ended run while this process opens it: a lock taken on a file no longer at its
+        path is let go and taken again on the file there now (the inode is checked once the lock is held)."""
+        for _ in range(LOCK_ATTEMPTS):
+            try:
+                self.lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise CommandError(f"Cannot create {self.lock_path}: {exc.strerror or exc}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            if self._is_lock_file(fd):
+                self._lock_fd = fd
+                return True
+            os.close(fd)  # removed (or replaced) since it was opened: the lock of that file locks nothing
+        raise CommandError(f"Cannot take the lock {self.lock_path}: it keeps being removed")
+
+    def _is_lock_file(self, fd: int) -> bool:
         try:
-            self.lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise CommandError(f"Cannot create {self.lock_path}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            here = os.stat(self.lock_path)
+        except FileNotFoundError:
             return False
-        self._lock_fd = fd
-        return True
+        held = os.fstat(fd)
+        return (held.st_dev, held.st_ino) == (here.st_dev, here.st_ino)
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
 
+    def remove_lock_file(self) -> None:
+        """Once the lock is held (``try_lock``): its file goes (the pruning of an ended run's state). Whoever
+        opened it meanwhile finds, once it holds the lock, that it is no longer the file at the path."""
+        assert self._lock_fd is not None, "remove_lock_file needs the lock"
+        self.lock_path.unlink(missing_ok=True)
+
     def is_running_elsewhere(self) -> bool:
         if self._lock_fd is not None:
             return False
-        if not self.lock_path.exists():
-            return False
-        if self.try_lock():
-            self.unlock()
-            return False
+        for attempt in range(BUSY_RETRIES + 1):
+            if not self.lock_path.exists():
+                return False
+            if self.try_lock():
+                self.unlock()
+                return False
+            if attempt < BUSY_RETRIES:  # the pruning of old state holds it for a moment, a run for its whole time
+                time.sleep(BUSY_RETRY_S)
         return True
 
     # ---- requests to the running process

@@ -118,7 +118,7 @@ class ThrottleClaims:
 
     def __init__(self, folder: Path, holder: str) -> None:
         self.path = folder / FILE
-        self.lock_path = folder / (FILE + ".lock")
+        self.lock_path = folder / "throttle-claims.lock"  # not *.json.lock: the pruning of old state takes those
         self.holder = holder
 
     @contextlib.contextmanager

@@ -14,6 +14,7 @@ from typing import Any
 
 from kreassign.errors import CommandError, KreassignError, UsageError
 from kreassign.planning.context import BalanceContext
+from kreassign.spark.interruption import interrupted
 
 INSTALL_HINT = "--engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]'"
 
@@ -78,21 +79,6 @@ def snapshot_planner(
         if interrupted(exc):
             raise KeyboardInterrupt from None
         raise worker_error(exc) or CommandError(spark_failure(exc)) from None
-
-
-def interrupted(exc: BaseException) -> bool:
-    """Was ``exc`` raised while a Ctrl-C was being handled? py4j, interrupted while it sends a command, shuts
-    its sockets down and may fail doing so ("Gateway must be connected to send cancel cmd."): that error then
-    stands in for the KeyboardInterrupt, which is its context. Such a run ends as an interrupt, not as a
-    Spark failure."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 _MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|(spark|k8s|sc)://\S+)$")

@@ -18,7 +18,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from kreassign.errors import CommandError
-from kreassign.spark import interrupted
+from kreassign.spark.interruption import interrupted
 
 DEFAULT_MASTER = "local[*]"
 CONNECT_SCHEME = "sc://"
@@ -52,7 +52,7 @@ def spark_session(master: str | None, conf: Mapping[str, str]) -> Iterator[Spark
             spark = None
             raise
         except Exception as exc:
-            if interrupted(exc):  # py4j's own clean-up failed inside the interrupt (kreassign.spark.interrupted)
+            if interrupted(exc):  # py4j's own clean-up failed inside the interrupt (kreassign.spark.interruption)
                 _end_local_jvm(spark)
                 spark = None
                 raise KeyboardInterrupt from None

@@ -111,7 +111,7 @@ class Runbook:
 
     # ---- what kreassign keeps
     def original_files(self) -> list[Path]:
-        return sorted((self.folder / "state" / "kreassign").glob("*-original.json"))
+        return sorted((self.folder / "state" / "kreassign").glob("clusters/*/*-original.json"))
 
     def original(self) -> dict[int, list[int]]:
         [path] = self.original_files()
@@ -255,9 +255,11 @@ def test_a_rerun_after_the_run_stopped_resumes_and_keeps_the_original(runbook, e
     assert f"Resuming the batched run of this plan that {how}" in rerun.stdout, rerun.stdout
     assert "1 of 2 partition(s) at their target" in rerun.stdout
     assert "Moving 1 of 2 partition(s) in " in rerun.stdout, rerun.stdout
-    # the rerun shows and keeps the assignment from before the first run, not the half-moved one
+    # the rerun shows the assignment as it is now, as the Apache tool's --execute does (the half-moved one), and
+    # keeps the assignment from before the first run in its original file, which its own lines name
     shown = rerun.stdout.split("Current partition replica assignment\n\n")[1].split("\n")[0]
-    assert {p["partition"]: p["replicas"] for p in json.loads(shown)["partitions"]} == ORIGINAL
+    assert {p["partition"]: p["replicas"] for p in json.loads(shown)["partitions"]}[0] == TARGETS[0]
+    assert f"from before its first run, in {original_file}." in rerun.stdout
     assert book.original_files() == [original_file] and book.original() == ORIGINAL
     assert "Batched reassignment complete: 2 partition(s) at their target" in rerun.stdout
     assert book.layout() == TARGETS

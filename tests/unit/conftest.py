@@ -9,8 +9,9 @@ from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartitio
 
 @pytest.fixture(autouse=True)
 def own_state_folder(tmp_path_factory, monkeypatch):
-    """Each test remembers in a state folder of its own (a test may set another): simulated clusters share one
-    cluster id, and what one test leaves there (a run's throttle claims, a registry record) is not another's."""
+    """Every unit test keeps what kreassign remembers (journals, the registry of live runs) in a folder of its own,
+    never in the user's ``~/.local/state`` (simulated clusters share one cluster id: a run's throttle claims are
+    not another test's); a test may point XDG_STATE_HOME elsewhere itself."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 

@@ -9,10 +9,11 @@ import json
 import pytest
 
 import kreassign.cli.app
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cli.app import run as cli_run
 from kreassign.execution import executor as executor_module
-from kreassign.execution.journal import Journal, default_journal_path
+from kreassign.execution.journal import Journal, cluster_journal_path
 from kreassign.planning.steps import Limits
 from tests.schema_check import check_document
 from tests.unit.test_executor import MB, Kill, Recorder, cluster, plan, tp
@@ -35,7 +36,7 @@ def dead_run(tmp_path, monkeypatch):
     monkeypatch.setattr(executor_module.BatchedExecutor, "_clean_up", lambda self, status, message: [])
     with pytest.raises(Kill):
         execute_batched(
-            sim, plan(TARGETS), BatchedOptions(limits=limits, throttle=MB), lambda _: None, Recorder(kill),
+            sim, ExecuteRequest(plan(TARGETS), limits=limits, throttle=MB), lambda _: None, Recorder(kill),
             clock=sim.clock, sleep=sim.sleep,
         )  # fmt: skip
     monkeypatch.undo()
@@ -59,7 +60,7 @@ def invoke(*argv: str) -> tuple[int, str, str]:
 
 def test_apache_form_cancel_of_a_dead_default_journal_run_prints_apache_text(dead_run):
     sim, plan_path = dead_run
-    journal = Journal(default_journal_path(TARGETS))
+    journal = Journal(cluster_journal_path("simulated-cluster", TARGETS))
     original = journal.original_path.read_text()
     code, out, err = invoke("--cancel", "--reassignment-json-file", plan_path)
     assert code == 0
@@ -86,12 +87,12 @@ def test_apache_form_cancel_json_names_the_batched_run(dead_run):
     assert document["kind"] == "cancel" and document["cancelled"] == [{"topic": "t", "partition": 0}]
     [run] = document["batched_runs"]
     assert run["stopped_pid"] is None and run["reverted"] == [{"topic": "t", "partition": 0}]
-    assert run["rollback_file"] == str(Journal(default_journal_path(TARGETS)).original_path)
+    assert run["rollback_file"] == str(Journal(cluster_journal_path("simulated-cluster", TARGETS)).original_path)
 
 
 def test_kreassign_form_cancel_keeps_kreassign_text(dead_run, tmp_path):
     _sim, plan_path = dead_run
-    journal = default_journal_path(TARGETS)
+    journal = cluster_journal_path("simulated-cluster", TARGETS)
     code, out, _err = invoke("--cancel", "--reassignment-json-file", plan_path, "--journal-file", str(journal))
     assert code == 0
     assert out.startswith("Cancelled the batched reassignment of pid "), out
@@ -101,7 +102,7 @@ def test_kreassign_form_cancel_keeps_kreassign_text(dead_run, tmp_path):
 
 def test_apache_form_cancel_with_an_unreadable_default_journal_still_prints_apache_text(dead_run):
     sim, plan_path = dead_run
-    journal = Journal(default_journal_path(TARGETS))
+    journal = Journal(cluster_journal_path("simulated-cluster", TARGETS))
     journal.path.write_text("{ torn")
     code, out, err = invoke("--cancel", "--reassignment-json-file", plan_path)
     assert code == 0

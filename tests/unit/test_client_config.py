@@ -14,6 +14,7 @@ from kreassign.errors import ConfigError
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 SECRET = "s3cr3t-Value"
 
 
@@ -142,15 +143,14 @@ REFUSED = [
         id="bad-protocol-java-text",
     ),
     pytest.param(
-        {"security.protocol": "SASL_SSL"},
-        "sasl.mechanism GSSAPI (the default when sasl.mechanism is not set) is not supported by kreassign: "
-        "use one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512",
-        id="gssapi-default",
+        {"security.protocol": "SASL_SSL", "sasl.jaas.config": sasl()["sasl.jaas.config"]},
+        f"sasl.jaas.config login module {PLAIN} is not supported by kreassign for SASL/GSSAPI",
+        id="gssapi-default-with-a-plain-login",
     ),
     pytest.param(
-        {"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"},
-        "sasl.mechanism OAUTHBEARER is not supported by kreassign",
-        id="oauthbearer",
+        {**sasl("OAUTHBEARER"), "sasl.jaas.config": f"{OAUTH} required;"},
+        "sasl.jaas.config gives no unsecuredLoginStringClaim_sub",
+        id="oauthbearer-unsecured-without-claims",
     ),
     pytest.param(
         {"request.timeout.ms": "abc"},
@@ -162,15 +162,20 @@ REFUSED = [
         "Invalid value -5 for configuration retry.backoff.ms: Value must be at least 0",
         id="negative",
     ),
-    pytest.param({"config.providers": "file"}, "config.providers is not supported by kreassign", id="config-providers"),
+    pytest.param(
+        {"config.providers": "vault", "config.providers.vault.class": "com.example.VaultConfigProvider"},
+        "Invalid value com.example.VaultConfigProvider for configuration config.providers.vault.class: Could not load "
+        "config provider class or one of its dependencies",
+        id="unknown-config-provider",
+    ),
     pytest.param(
         {"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"},
         "ssl.cipher.suites is not supported by kreassign",
         id="cipher-suites",
     ),
     pytest.param(
-        {"sasl.login.callback.handler.class": "x.Y"},
-        "sasl.login.callback.handler.class is not supported",
+        {**sasl("OAUTHBEARER"), "sasl.jaas.config": f"{OAUTH} required;", "sasl.login.callback.handler.class": "x.Y"},
+        "sasl.login.callback.handler.class x.Y is not supported",
         id="callback-class",
     ),
     pytest.param(
@@ -220,7 +225,9 @@ def test_refused_with_one_clear_line(properties: dict[str, str], message: str) -
 
 JAVA_CREATION_FAILURES = [
     pytest.param(
-        {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}, "sasl.jaas.config is not set", id="no-jaas"
+        {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"},
+        "Could not find a 'KafkaClient' entry",
+        id="no-jaas",
     ),
     pytest.param(
         {**sasl(), "sasl.jaas.config": f'{PLAIN} required password="{SECRET}"'}, "semi-colon", id="jaas-syntax"

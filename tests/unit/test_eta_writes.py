@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cli.live import PlainReporter, RichReporter, progress_line
 from kreassign.cli.render_progress import render_progress_rich, summary_line
 from kreassign.cluster.simulated import SimulatedCluster
@@ -140,8 +141,12 @@ class Snapshots:
 def batched(sim, targets, tmp_path, throttle, reporter):
     return execute_batched(
         sim,
-        ReassignmentPlan(tuple(targets.items()), {}),
-        BatchedOptions(limits=Limits(partitions=1), throttle=throttle, journal_path=str(tmp_path / "j.json")),
+        ExecuteRequest(
+            ReassignmentPlan(tuple(targets.items()), {}),
+            limits=Limits(partitions=1),
+            throttle=throttle,
+            journal_path=str(tmp_path / "j.json"),
+        ),
         lambda text: None,
         reporter,
         clock=sim.clock,
@@ -200,9 +205,12 @@ def run_until(sim, targets, tmp_path, throttle, seconds, output="text"):
     reporter.progress = lambda p: p.elapsed >= seconds and control.request(cancel=True)
     outcome = execute_batched(
         sim,
-        ReassignmentPlan(tuple(targets.items()), {}),
-        BatchedOptions(
-            limits=Limits(partitions=2), throttle=throttle, journal_path=str(tmp_path / "j.json"), output=output
+        ExecuteRequest(
+            ReassignmentPlan(tuple(targets.items()), {}),
+            limits=Limits(partitions=2),
+            throttle=throttle,
+            journal_path=str(tmp_path / "j.json"),
+            output=output,
         ),
         out.append,
         reporter,

@@ -10,8 +10,9 @@ import stat
 
 import pytest
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
 from kreassign.actions.batched_cancel import cancel_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.errors import (
@@ -98,8 +99,7 @@ def run(sim, targets, tmp_path, limits, reporter=None, log_dirs=None, **options)
     out: list[str] = []
     outcome = execute_batched(
         sim,
-        plan(targets, log_dirs),
-        BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
+        ExecuteRequest(plan(targets, log_dirs), limits=limits, journal_path=str(tmp_path / "j.json"), **options),
         out.append,
         reporter or Recorder(),
         clock=sim.clock,

@@ -68,10 +68,11 @@ def test_a_batched_run_sets_each_brokers_headroom_and_moves_it_when_the_traffic_
     """The simulated cluster, its fake clock: t-0 (led by 1, followed by 2) takes 2 MB/s of writes. With 10 MB/s
     brokers and F = 0.8, brokers 1 and 2 get 6 MB/s, broker 3 (nothing) 8 MB/s. The writes double once the run
     has started: at the next re-measure brokers 1 and 2 go to 4 MB/s."""
-    from kreassign.actions.batched import BatchedOptions, execute_batched
+    from kreassign.actions.batched import execute_batched
+    from kreassign.actions.execute_request import AutoThrottleRequest, ExecuteRequest
     from kreassign.cluster.port import ConfigResource, ResourceType
     from kreassign.cluster.simulated import SimulatedCluster
-    from kreassign.execution.auto_throttle import REMEASURE_S, AutoThrottle, TrafficSnapshots
+    from kreassign.execution.auto_throttle import REMEASURE_S, TrafficSnapshots
     from kreassign.model import Broker, ReassignmentPlan, TopicPartition
     from kreassign.planning.steps import Limits
 
@@ -84,7 +85,6 @@ def test_a_batched_run_sets_each_brokers_headroom_and_moves_it_when_the_traffic_
     snapshots.take(sim.now)
     sim.advance(10)
     rooms = auto_throttles(capacities, snapshots.take(sim.now), 0.8)
-    auto = AutoThrottle(snapshots, capacities, 0.8, rooms, sim.now)
     assert {b: room.rate for b, room in rooms.items()} == {1: 6 * MB, 2: 6 * MB, 3: 8 * MB}
 
     def rate(broker):
@@ -108,12 +108,12 @@ def test_a_batched_run_sets_each_brokers_headroom_and_moves_it_when_the_traffic_
     reporter = Reporter()
     outcome = execute_batched(
         sim,
-        ReassignmentPlan(((TopicPartition("t", 1), (3, 1)),), {}),
-        BatchedOptions(
+        ExecuteRequest(  # the run measures the traffic itself, over the same 10 s, after taking its journal's lock
+            ReassignmentPlan(((TopicPartition("t", 1), (3, 1)),), {}),
             limits=Limits(partitions=1),
-            throttle=auto.throttle,
             journal_path=str(tmp_path / "j.json"),
-            auto_throttle=auto,
+            auto=AutoThrottleRequest(capacities=capacities, max_utilisation=0.8),
+            sample_window=10,
         ),
         lambda text: None,
         reporter,

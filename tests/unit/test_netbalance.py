@@ -255,11 +255,11 @@ def test_option_errors_are_one_line(tmp_path, topics, monkeypatch, extra, messag
 
 def test_generate_samples_the_live_cluster_with_sample_rates(monkeypatch):
     """``--generate --strategy balanced --sample-rates`` on a live cluster (the simulated one here): the rates
-    come from kreassign.actions.traffic.sample_rates over the window, and the traffic stage plans with them;
+    come from kreassign.execution.sampling.sample_rates over the window, and the traffic stage plans with them;
     without the option no rate is read and the plan is the bytes-only one."""
     from functools import partial
 
-    import kreassign.actions.traffic as traffic
+    import kreassign.execution.sampling as traffic
     from kreassign.actions.balanced import generate_balanced
     from kreassign.cluster.simulated import SimulatedCluster
     from kreassign.model import Broker, TopicPartition

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.execution.journal import Journal
@@ -94,8 +95,9 @@ def run(sim, targets, tmp_path, limits, reporter=None, **options):
     out: list[str] = []
     outcome = execute_batched(
         sim,
-        ReassignmentPlan(tuple(targets.items())),
-        BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
+        ExecuteRequest(
+            ReassignmentPlan(tuple(targets.items())), limits=limits, journal_path=str(tmp_path / "j.json"), **options
+        ),
         out.append,
         reporter or Recorder(sim),
         clock=sim.clock,

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
 from kreassign.actions.batched_cancel import cancel_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.errors import CommandError
 from kreassign.execution.journal import Journal
@@ -217,9 +218,12 @@ def test_a_run_that_ends_inside_another_leaves_the_other_throttled_and_the_other
             inner.append(
                 execute_batched(
                     sim,
-                    ReassignmentPlan(((tp(0, "u"), (2, 1)),)),
-                    BatchedOptions(
-                        limits=Limits(partitions=1), journal_path=str(tmp_path / "u.json"), throttle=MB, additional=True
+                    ExecuteRequest(
+                        ReassignmentPlan(((tp(0, "u"), (2, 1)),)),
+                        limits=Limits(partitions=1),
+                        journal_path=str(tmp_path / "u.json"),
+                        throttle=MB,
+                        additional=True,
                     ),
                     out.append,
                     Recorder(),
@@ -415,8 +419,9 @@ def test_the_end_of_a_run_waits_for_no_broker_it_holds_no_rate_on(tmp_path):
     out: list[str] = []
     outcome = execute_batched(
         sim,
-        ReassignmentPlan(((tp(0), (0, 1)),)),
-        BatchedOptions(limits=Limits(partitions=1), journal_path=str(tmp_path / "j.json")),
+        ExecuteRequest(
+            ReassignmentPlan(((tp(0), (0, 1)),)), limits=Limits(partitions=1), journal_path=str(tmp_path / "j.json")
+        ),
         out.append,
         Recorder(),
         clock=sim.clock,

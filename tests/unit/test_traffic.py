@@ -1,5 +1,5 @@
 """Traffic rates from Admin samples (kreassign.planning.traffic) and the slow moves they name
-(kreassign.actions.traffic, on the simulated cluster)."""
+(kreassign.execution.sampling and kreassign.actions.traffic, on the simulated cluster)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kreassign.actions.traffic import find_slow_moves, sample_rates, slow_move_line
+from kreassign.actions.traffic import find_slow_moves, slow_move_line
 from kreassign.cluster.simulated import SimulatedCluster
+from kreassign.execution.sampling import sample_rates
 from kreassign.model import Broker, TopicPartition
 from kreassign.planning.traffic import (
     LogSample,

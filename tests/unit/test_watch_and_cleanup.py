@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from kreassign.actions.batched import BatchedOptions, execute_batched
+from kreassign.actions.batched import execute_batched
+from kreassign.actions.execute_request import ExecuteRequest
 from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
 from kreassign.cluster.simulated import SimulatedCluster
 from kreassign.execution.journal import Journal
@@ -61,8 +63,9 @@ def run(sim, targets, tmp_path, limits, reporter, **options):
     out: list[str] = []
     outcome = execute_batched(
         sim,
-        ReassignmentPlan(tuple(targets.items())),
-        BatchedOptions(limits=limits, journal_path=str(tmp_path / "j.json"), **options),
+        ExecuteRequest(
+            ReassignmentPlan(tuple(targets.items())), limits=limits, journal_path=str(tmp_path / "j.json"), **options
+        ),
         out.append,
         reporter,
         clock=sim.clock,
@@ -285,18 +288,18 @@ def test_a_run_ends_with_preferred_leaders_elected_where_in_sync(tmp_path):
     assert all(sim.partitions[tp(p)].leader == 2 for p in range(2))
 
 
-def test_the_registry_lists_live_runs_of_a_plan_and_drops_stale_records(tmp_path, monkeypatch):
+def test_the_registry_lists_live_runs_of_a_plan_on_its_cluster_and_drops_stale_records(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     journal = Journal(tmp_path / "elsewhere" / "j.json")
     journal.check_location()
-    # a live run: another process that holds the journal's lock and has registered
+    # a live run on cluster c1: another process that holds the journal's lock and has registered
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys,time; from kreassign.execution.journal import Journal; "
             "from kreassign.execution.registry import register; j = Journal(sys.argv[1]); assert j.try_lock(); "
-            "register('abc', j); print('ready', flush=True); time.sleep(60)",
+            "register('c1', 'abc', j, 'plan.json'); print('ready', flush=True); time.sleep(60)",
             str(journal.path),
         ],
         stdout=subprocess.PIPE,
@@ -305,19 +308,23 @@ def test_the_registry_lists_live_runs_of_a_plan_and_drops_stale_records(tmp_path
     )
     try:
         assert holder.stdout.readline() == "ready\n"
-        runs = live_runs("abc")
-        assert [(r.pid, r.journal) for r in runs] == [(holder.pid, journal.path.resolve())]
-        assert live_runs("other") == []
+        runs = live_runs("c1", "abc")
+        assert [(r.pid, r.journal, r.plan_id) for r in runs] == [(holder.pid, journal.path.resolve(), "abc")]
+        assert runs[0].plan_file == str((Path.cwd() / "plan.json").resolve())
+        assert live_runs("c1") == runs  # every run of the cluster
+        assert live_runs("c1", "other") == []
+        assert live_runs("c2", "abc") == []  # the same plan on another cluster: not this run
     finally:
         holder.kill()
         holder.wait()
-    assert live_runs("abc") == []  # its process is gone: stale, ignored and removed
-    assert not list(registry_dir().glob("abc-*.json"))
-    dead = registry_dir() / "other-999999999.json"  # a run of another plan killed with -9 (no such pid)
-    dead.write_text('{"pid": 999999999, "journal": "/nowhere/j.json"}')
-    own = register("abc", journal)  # this process's own record never counts (a cancel does not stop itself)
-    assert not dead.exists()  # a run prunes the records of dead processes, of any plan
-    assert own is not None and live_runs("abc") == []
+    assert live_runs("c1", "abc") == []  # its process is gone: stale, ignored and removed
+    assert not list(registry_dir("c1").glob("abc-*.json"))
+    dead = registry_dir("c2") / "other-999999999.json"  # a run of another plan and cluster killed with -9
+    dead.parent.mkdir(parents=True)
+    dead.write_text('{"pid": 999999999, "cluster_id": "c2", "journal": "/nowhere/j.json"}')
+    own = register("c1", "abc", journal)  # this process's own record never counts (a cancel does not stop itself)
+    assert not dead.exists()  # a run prunes the records of dead processes, of any plan and cluster
+    assert own is not None and live_runs("c1", "abc") == []
     unregister(own)
     assert not own.exists()
 

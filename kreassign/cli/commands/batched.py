@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from kreassign.cli.commands import Invocation
 from kreassign.cli.exit_codes import ExitCode, after_signal
-from kreassign.errors import CommandError
 from kreassign.execution.journal import RunStatus
 
 RUN_EXIT_CODES = {
@@ -15,56 +14,22 @@ RUN_EXIT_CODES = {
 """How a batched run ended -> exit status (an interrupted one: 128 + the signal number)."""
 
 
-def _positive(inv: Invocation, name: str) -> int | None:
-    value = inv.args.long_value(name)
-    if value is not None and value < 1:
-        raise CommandError(f"--{name} must be at least 1, not {value}")
-    return value
-
-
-def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int, auto_throttle=None) -> int:
+def run_batched(inv: Invocation, request) -> int:
+    """``request``: the ``ExecuteRequest`` of the command line (cli/commands/execute.py), batched."""
     import signal
     from contextlib import ExitStack
 
-    from kreassign.actions.batched import BatchedOptions, execute_batched
+    from kreassign.actions.batched import execute_batched
     from kreassign.cli.live import make_reporter
     from kreassign.execution.signals import Interrupted, signals_deferred, signals_interrupt
-    from kreassign.planning.steps import Limits
 
-    args = inv.args
-    limits = Limits(
-        partitions=_positive(inv, "max-partition-movements"),
-        replicas=_positive(inv, "max-replica-movements"),
-        leaders=_positive(inv, "max-leader-movements"),
-        brokers=_positive(inv, "max-broker-movements"),
-    )
-    from kreassign.actions.balanced import check_choice
-    from kreassign.execution.executor import ORDERS
-
-    order = check_choice("order", str(args.value("order") or "plan"), ORDERS)
-    poll_ms = _positive(inv, "poll-interval-ms")
-    options = BatchedOptions(
-        limits=limits,
-        throttle=throttle,
-        log_dir_throttle=log_dir_throttle,
-        additional=args.has("additional"),
-        allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
-        journal_path=args.value("journal-file"),
-        order=order,
-        adaptive=args.has("adaptive"),
-        poll_interval=(poll_ms or 1000) / 1000.0,
-        stall_timeout=(_positive(inv, "stall-timeout-ms") or 300000) / 1000.0,
-        dry_run=args.has("dry-run"),
-        output=args.value("output") or "text",
-        auto_throttle=auto_throttle,
-    )
     reporter = make_reporter(inv.err, inv.err_terminal)
     own = None
     if inv.terminal:  # kreassign's own lines wrap at the terminal's width; Apache's text, and a pipe's, never
         from kreassign.cli.tty import wrapping
 
         own = wrapping(inv.out, 1)
-    throttled = throttle >= 0 or log_dir_throttle >= 0
+    throttled = request.throttled
     # the operator watches stderr's terminal while stdout goes elsewhere (``> out.txt``): one line there too
     elsewhere = inv.err_terminal and not inv.terminal
 
@@ -74,7 +39,7 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int, aut
         # the run is over and cleaned up: a late Ctrl-C no longer cuts its report short nor changes its status
         late.enter_context(signals_deferred())
         reporter.finish(outcome)
-        if elsewhere and options.output != "json":
+        if elsewhere and request.output != "json":
             from kreassign.cli.live import outcome_line
             from kreassign.cli.tty import columns, wrap_lines
 
@@ -86,7 +51,14 @@ def run_batched(inv: Invocation, plan, throttle: int, log_dir_throttle: int, aut
     try:
         with signals_interrupt(), late:
             outcome = execute_batched(
-                inv.port, plan, options, inv.out, reporter, on_start=reporter.start, on_finish=finish, own=own
+                inv.port,
+                request,
+                inv.out,
+                reporter,
+                notes=inv.notes,
+                on_start=reporter.start,
+                on_finish=finish,
+                own=own,
             )
     except Interrupted as exc:  # before the executor started, or after it had finished and cleaned up
         reporter.stop()

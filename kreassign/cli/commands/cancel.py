@@ -1,6 +1,6 @@
 """--cancel. The Apache form (no ``--journal-file``) prints Apache's text whatever kreassign has on disk: the
-batched runs of the plan (live anywhere on this machine, or dead at the plan's default journal) are stopped or
-cleaned up first, kreassign's account of them goes to stderr, then Apache's cancel runs and prints. With
+batched runs of the plan on the cluster it names (live anywhere on this machine, or dead at the plan's default
+journal of that cluster) are stopped or cleaned up first, kreassign's account of them goes to stderr, then Apache's cancel runs and prints. With
 ``--journal-file`` the run of that journal is cancelled and reported in kreassign's words."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def run(inv: Invocation) -> int:
             for line in account.account():
                 notes(line)
     else:
-        batched = cancel_batched(inv.port, plan, journal, inv.text_out)
+        batched = cancel_batched(inv.port, plan, journal, inv.text_out, notes=inv.notes)
         if batched is not None:
             if inv.json_mode:
                 inv.out(dump(batched_cancel_document(batched)))

@@ -1,4 +1,5 @@
-"""--execute: the Apache reassignment, or the batched executor (KIP-435) with --max-*-movements or --dry-run."""
+"""--execute: the Apache reassignment, or the batched executor (KIP-435) with --max-*-movements or --dry-run. The
+options become one request (``ExecuteRequest``), built here once and handed to the actions once."""
 
 from __future__ import annotations
 
@@ -8,47 +9,14 @@ from kreassign.cli.spec import BATCHED_OPTIONS
 
 
 def run(inv: Invocation) -> int:
-    """Reads inputs in the order the Apache tool's handleAction does, so that the first error matches."""
-    from kreassign import formats
-    from kreassign.actions.common import naming_input_file, read_input_file
-    from kreassign.actions.execute import execute_assignment
-
-    args = inv.args
-    path = args.value("reassignment-json-file")
-    plan_text = read_input_file(path)
-    auto = args.value("throttle") == "auto"  # --throttle auto: batched runs only (checked with the options)
-    throttle = -1 if auto else args.long_value("throttle")
-    log_dir_throttle = args.long_value("replica-alter-log-dirs-throttle")
-    timeout_ms = args.long_value("timeout")
-    with naming_input_file("--reassignment-json-file", path, plan_text):
-        plan = formats.parse_reassignment_json(plan_text)
-        formats.validate_execute_plan(plan)
-    warn_low_throttles(inv, throttle=throttle, log_dir_throttle=log_dir_throttle)
-    window = sampling_window(inv)
-    if any(args.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive")):
+    request = build_request(inv)
+    if request.batched:
         from kreassign.cli.commands.batched import run_batched
 
-        auto_throttle = None
-        if auto and not args.has("dry-run"):
-            from kreassign.cli.commands.auto_throttle import measure_headroom
+        return run_batched(inv, request)
+    from kreassign.actions.execute import execute_apache_form
 
-            auto_throttle = measure_headroom(inv, plan, window)
-            throttle = auto_throttle.throttle
-        if window is not None:
-            refuse_slow_moves(inv, plan, throttle, window)
-        return run_batched(inv, plan, throttle, log_dir_throttle, auto_throttle)
-    if window is not None:
-        warn_slow_moves(inv, plan, throttle, window)
-    result = execute_assignment(
-        inv.port,
-        plan,
-        additional=args.has("additional"),
-        inter_broker_throttle=throttle,
-        log_dir_throttle=log_dir_throttle,
-        timeout_ms=timeout_ms,
-        allow_replication_factor_change=not args.has("disallow-replication-factor-change"),
-        out=inv.text_out,
-    )
+    result = execute_apache_form(inv.port, request, inv.text_out, inv.notes)
     if inv.json_mode:
         from kreassign.documents import dump, execute_document
 
@@ -61,6 +29,94 @@ def run(inv: Invocation) -> int:
         )
         inv.out(dump(document))
     return ExitCode.OK
+
+
+def build_request(inv: Invocation):
+    """Reads inputs in the order the Apache tool's handleAction does, so that the first error matches; then
+    kreassign's own options, each checked once."""
+    from kreassign import formats
+    from kreassign.actions.common import naming_input_file, read_input_file
+    from kreassign.actions.execute_request import ExecuteRequest
+
+    args = inv.args
+    path = args.value("reassignment-json-file")
+    plan_text = read_input_file(path)
+    auto = args.value("throttle") == "auto"  # --throttle auto: batched runs only (checked with the options)
+    throttle = -1 if auto else args.long_value("throttle")
+    log_dir_throttle = args.long_value("replica-alter-log-dirs-throttle")
+    timeout_ms = args.long_value("timeout")
+    with naming_input_file("--reassignment-json-file", path, plan_text):
+        plan = formats.parse_reassignment_json(plan_text)
+        formats.validate_execute_plan(plan)
+    warn_low_throttles(inv, throttle=throttle, log_dir_throttle=log_dir_throttle)
+    batched = any(args.has(name) for name in (*BATCHED_OPTIONS, "dry-run", "order", "adaptive"))
+    common = {
+        "plan": plan,
+        "plan_file": path,
+        "additional": args.has("additional"),
+        "throttle": throttle,
+        "log_dir_throttle": log_dir_throttle,
+        "timeout_ms": timeout_ms,
+        "allow_replication_factor_change": not args.has("disallow-replication-factor-change"),
+        "sample_window": sampling_window(inv),
+        "allow_slow_moves": args.has("allow-slow-moves"),
+    }
+    if not batched:
+        return ExecuteRequest(batched=False, **common)
+    from kreassign.actions.balanced import check_choice
+    from kreassign.execution.executor import ORDERS
+    from kreassign.planning.steps import Limits
+
+    limits = Limits(
+        partitions=_positive(inv, "max-partition-movements"),
+        replicas=_positive(inv, "max-replica-movements"),
+        leaders=_positive(inv, "max-leader-movements"),
+        brokers=_positive(inv, "max-broker-movements"),
+    )
+    poll_ms = _positive(inv, "poll-interval-ms")
+    return ExecuteRequest(
+        batched=True,
+        **common,
+        auto=auto_request(inv) if auto and not args.has("dry-run") else None,
+        limits=limits,
+        journal_path=args.value("journal-file"),
+        order=check_choice("order", str(args.value("order") or "plan"), ORDERS),
+        adaptive=args.has("adaptive"),
+        poll_interval=(poll_ms or 1000) / 1000.0,
+        stall_timeout=(_positive(inv, "stall-timeout-ms") or 300000) / 1000.0,
+        dry_run=args.has("dry-run"),
+        output=args.value("output") or "text",
+    )
+
+
+def _positive(inv: Invocation, name: str) -> int | None:
+    from kreassign.errors import CommandError
+
+    value = inv.args.long_value(name)
+    if value is not None and value < 1:
+        raise CommandError(f"--{name} must be at least 1, not {value}")
+    return value
+
+
+def auto_request(inv: Invocation):
+    """``--throttle auto``: --broker-capacity for every broker, or the capacities of --broker-capacity-file (a broker
+    of the plan it does not name is refused once the plan's brokers are known), and --max-utilisation."""
+    from kreassign.actions.common import read_input_file
+    from kreassign.actions.execute_request import AutoThrottleRequest
+    from kreassign.cli.argv import max_utilisation
+    from kreassign.errors import UsageError
+    from kreassign.planning.headroom import parse_capacities
+
+    args = inv.args
+    ceiling = max_utilisation(args.value("max-utilisation"))
+    if args.has("broker-capacity"):
+        return AutoThrottleRequest(capacity=float(args.long_value("broker-capacity") or 0), max_utilisation=ceiling)
+    path = args.value("broker-capacity-file")
+    try:
+        found = parse_capacities(read_input_file(path))
+    except ValueError as exc:
+        raise UsageError(f"--broker-capacity-file {path}: {exc}") from None
+    return AutoThrottleRequest(capacities=found, capacity_file=path, max_utilisation=ceiling)
 
 
 #: the help's "at least 1 KB/s"; the Apache tool takes any value >= 0 and so does kreassign, with a warning
@@ -86,51 +142,3 @@ def sampling_window(inv: Invocation) -> int | None:
     if value is not None and value < 1:
         raise UsageError(f"--sample-rates must be at least 1 second, not {value}")
     return value
-
-
-def warn_slow_moves(inv: Invocation, plan, throttle: int, window: int) -> None:
-    """The Apache form: every move starts at once; each slow one is a warning on stderr (stdout unchanged).
-    A sampling that fails is a warning too: the Apache run goes on and reports its own errors."""
-    from kreassign.actions.traffic import find_slow_moves, slow_move_line
-    from kreassign.errors import KreassignError
-
-    if throttle < 0:
-        inv.err("kreassign: warning: --sample-rates needs a --throttle to compare the rates with; not sampled.\n")
-        return
-    try:
-        slow = find_slow_moves(inv.port, dict(plan.partitions), throttle, window)
-    except KreassignError as exc:
-        inv.err(f"kreassign: warning: the rates could not be sampled: {exc}\n")
-        return
-    for move in slow:
-        inv.err(f"kreassign: warning: {slow_move_line(move)}: its copy may never catch up.\n")
-
-
-def refuse_slow_moves(inv: Invocation, plan, throttle: int, window: int) -> None:
-    """A batched run: the moves at once per broker are bounded by its limits; a slow move refuses the run
-    (one line) unless --allow-slow-moves, then it is named on stderr."""
-    from kreassign.actions.traffic import find_slow_moves, slow_move_line
-    from kreassign.errors import CommandError
-
-    if throttle < 0:
-        inv.err("kreassign: warning: --sample-rates needs a --throttle to compare the rates with; not sampled.\n")
-        return
-    args = inv.args
-    limit = args.long_value("max-broker-movements") or args.long_value("max-partition-movements")
-    proposed = dict(plan.partitions)
-    concurrent = None
-    if limit is not None:
-        brokers = {b for replicas in proposed.values() for b in replicas}
-        concurrent = dict.fromkeys(brokers, max(int(limit), 1))
-    slow = find_slow_moves(inv.port, proposed, throttle, window, concurrent)
-    if not slow:
-        return
-    if args.has("allow-slow-moves"):
-        for move in slow:
-            inv.err(f"kreassign: warning: {slow_move_line(move)}: its copy may never catch up.\n")
-        return
-    more = f" (and {len(slow) - 1} more)" if len(slow) > 1 else ""
-    raise CommandError(
-        f"{slow_move_line(slow[0])}{more}: its copy would never catch up; raise --throttle, or run anyway "
-        "with --allow-slow-moves"
-    )

@@ -163,7 +163,9 @@ def _generate_balanced(inv: Invocation, balanced, text: str):
         sample_rates=sampling_window(inv),
         texts=inv.json_mode,
     )
-    return balanced.generate_balanced(inv.port, request, inv.text_out)
+    from kreassign.actions.balanced_file import generate
+
+    return generate(inv.port, request, inv.text_out)
 
 
 def _other_plan(inv: Invocation, strategy: str):

@@ -9,13 +9,13 @@ from kreassign.cli.commands import OUTCOME_EXIT_CODES, Invocation
 def run(inv: Invocation) -> int:
     from kreassign import formats
     from kreassign.actions.common import naming_input_file, read_input_file
-    from kreassign.actions.progress import read_progress
+    from kreassign.actions.progress import plan_journal_of, read_progress
 
     path = inv.args.value("reassignment-json-file")
     text = read_input_file(path)
     with naming_input_file("--reassignment-json-file", path):
         plan = formats.parse_reassignment_json(text)
-    journal = inv.args.value("journal-file")
+    journal = plan_journal_of(inv.port, plan, inv.args.value("journal-file"), inv.notes)
     if inv.args.has("watch"):
         return watch(inv, plan, journal)
     report = read_progress(inv.port, plan, journal_path=journal)

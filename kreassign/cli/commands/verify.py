@@ -8,8 +8,7 @@ from kreassign.cli.commands import Invocation
 def run(inv: Invocation) -> int:
     from kreassign import formats
     from kreassign.actions.common import naming_input_file, read_input_file
-    from kreassign.actions.verify import verify_assignment
-    from kreassign.planning.progress import verify_outcome
+    from kreassign.actions.verify import outcome_with_runs, verify_assignment
 
     path = inv.args.value("reassignment-json-file")
     text = read_input_file(path)
@@ -17,7 +16,7 @@ def run(inv: Invocation) -> int:
         plan = formats.parse_reassignment_json(text)
     preserve = inv.args.has("preserve-throttles")
     result = verify_assignment(inv.port, plan, preserve, inv.text_out)
-    outcome = verify_outcome(result.partitions, result.moves)
+    outcome = outcome_with_runs(inv.port, plan, result)
     if inv.json_mode:
         from kreassign.documents import dump, verify_document
 
