@@ -1,0 +1,47 @@
+#!/bin/sh
+# kafka-reassign-partitions @VERSION@ (kreassign), one self-contained file for Linux, glibc @GLIBC@ or newer.
+# It carries its own Python, kreassign and their libraries: a tar.gz appended to this script from byte
+# @OFFSET@ on (`tail -c +@OFFSET@ THIS-FILE | tar -xzf -` unpacks it by hand). Its first run unpacks it once into
+# $KREASSIGN_CACHE_DIR, else $XDG_CACHE_HOME/kreassign, else ~/.cache/kreassign, else (no HOME)
+# ${TMPDIR:-/tmp}/kreassign-UID, in a folder named @ID@; every run then runs kreassign from there.
+# Removing that folder is safe: the next run unpacks it again. Nothing else is written outside it.
+id=@ID@
+if [ -n "${KREASSIGN_CACHE_DIR:-}" ]; then
+  cache=$KREASSIGN_CACHE_DIR
+elif [ -n "${XDG_CACHE_HOME:-}" ]; then
+  cache=$XDG_CACHE_HOME/kreassign
+elif [ -n "${HOME:-}" ] && [ "$HOME" != / ]; then
+  cache=$HOME/.cache/kreassign
+else
+  cache=${TMPDIR:-/tmp}/kreassign-$(id -u)
+  mkdir -m 700 "$cache" 2>/dev/null
+  if [ ! -O "$cache" ] || [ -L "$cache" ]; then
+    echo "kafka-reassign-partitions: $cache is not a folder of yours: set KREASSIGN_CACHE_DIR to one" >&2
+    exit 1
+  fi
+fi
+dir=$cache/$id
+
+unpack() {
+  mkdir -p "$cache" 2>/dev/null
+  tmp=$(mktemp -d "$cache/.unpacking.XXXXXX" 2>/dev/null) || {
+    echo "kafka-reassign-partitions: cannot unpack into $cache: set KREASSIGN_CACHE_DIR to a writable folder" >&2
+    return 1
+  }
+  if ! tail -c +@OFFSET@ -- "$0" | gzip -dc | tar -xf - -C "$tmp"; then
+    rm -rf "$tmp"
+    echo "kafka-reassign-partitions: could not unpack $0 into $cache (disk full, or a damaged file?)" >&2
+    return 1
+  fi
+  if [ ! -d "$dir" ]; then
+    mv "$tmp/@BUNDLE@" "$dir" 2>/dev/null
+    # another first run may have won the race: then its folder stays and ours, moved into it, goes
+    [ ! -d "$dir/@BUNDLE@" ] || rm -rf "$dir/@BUNDLE@"
+  fi
+  rm -rf "$tmp"
+  [ -d "$dir" ]
+}
+
+[ -d "$dir" ] || unpack || exit 1
+exec "$dir/bin/python3" -I "$dir/bin/kreassign-main" "$0" "$@"
+exit 1
