@@ -391,6 +391,15 @@ def build(wheel: Path | None, out: Path, work: Path) -> dict:
     return info
 
 
+def default_cache() -> Path:
+    """Where builds are kept by default: outside the checkout, so that every clone of the same sources (a CI
+    run's fresh clone too) finds the build that another one made."""
+    if os.environ.get("KREASSIGN_BUILD_CACHE"):
+        return Path(os.environ["KREASSIGN_BUILD_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kreassign" / "executable"
+
+
 def cached_build(cache: Path, keep: int = 3) -> Path:
     """The executable built from these inputs, built now if ``cache`` has none yet (``cache/<digest>/``); the
     ``keep`` newest builds stay. Returns the executable's path."""
@@ -419,9 +428,14 @@ def cached_build(cache: Path, keep: int = 3) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--wheel", type=Path, help="kreassign's wheel (default: built from this checkout)")
-    parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where the artefacts go (default: dist/)")
+    parser.add_argument("--out", type=Path, help="where the artefacts go (default: dist/; with --cache: none)")
     parser.add_argument(
-        "--cache", type=Path, help="build only if CACHE has no build of these inputs yet; print the executable's path"
+        "--cache",
+        type=Path,
+        nargs="?",
+        const=default_cache(),
+        help="build only if CACHE has no build of these inputs yet, and print the executable's path (default: "
+        "$KREASSIGN_BUILD_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/kreassign/executable)",
     )
     parser.add_argument("--digest", action="store_true", help="print the digest of the inputs and stop")
     args = parser.parse_args(argv)
@@ -429,10 +443,17 @@ def main(argv: list[str] | None = None) -> int:
         print(inputs_digest())
         return 0
     if args.cache:
-        print(cached_build(args.cache.resolve()))
+        executable = cached_build(args.cache.resolve())
+        if args.out:  # a copy of the cached build's files
+            args.out.mkdir(parents=True, exist_ok=True)
+            for built in executable.parent.iterdir():
+                shutil.copy2(built, args.out / built.name)
+            executable = args.out / executable.name
+        print(executable)
         return 0
+    out = args.out or ROOT / "dist"
     with tempfile.TemporaryDirectory(prefix="kreassign-exe-") as work:
-        info = build(args.wheel.resolve() if args.wheel else None, args.out.resolve(), Path(work))
+        info = build(args.wheel.resolve() if args.wheel else None, out.resolve(), Path(work))
     print(json.dumps(info, indent=2))
     return 0
 

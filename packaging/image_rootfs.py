@@ -1,8 +1,8 @@
 """Build the root file system of packaging/Dockerfile without docker, then run its entry point in it (chroot):
 the test of the container image on a machine with no docker engine. Needs root (chroot, mount) and debootstrap.
 
-    .venv/bin/python packaging/image_rootfs.py --context dist --run --version \\
-        --run "--bootstrap-server 127.0.0.1:9092 --list"
+    scripts/build-executable --out dist     # the bundle tarball in dist/, as scripts/release leaves it
+    .venv/bin/python packaging/image_rootfs.py --run=--version --run="--bootstrap-server 127.0.0.1:9092 --list"
 
 ``FROM debian:SUITE-slim`` is Debian's minimal base of that suite (``debootstrap --variant=minbase``, kept as a
 tarball in --base-cache: the slim image is that, less documentation and locales). The other instructions are
@@ -146,7 +146,7 @@ class Image:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dockerfile", type=Path, default=ROOT / "packaging" / "Dockerfile")
-    parser.add_argument("--context", type=Path, default=ROOT / "dist", help="the build context (default: dist/)")
+    parser.add_argument("--context", type=Path, default=ROOT, help="the build context (default: the checkout)")
     parser.add_argument("--build-arg", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--base-cache", type=Path, default=ROOT / ".cache" / "rootfs")
     parser.add_argument("--rootfs", type=Path, help="build here and keep it (default: a temporary folder)")

@@ -6,6 +6,14 @@
 # ${TMPDIR:-/tmp}/kreassign-UID, in a folder named @ID@; every run then runs kreassign from there.
 # Removing that folder is safe: the next run unpacks it again. Nothing else is written outside it.
 id=@ID@
+
+private() { # a folder (not a link) of this user's, that no one else may write to: in a shared /tmp
+  [ -d "$1" ] && [ ! -L "$1" ] || return 1
+  # shellcheck disable=SC2046 # the fields of one line of ls, split on purpose
+  set -- $(ls -ldn "$1")
+  case $1 in d????-??-*) [ "$3" = "$uid" ] ;; *) return 1 ;; esac
+}
+
 if [ -n "${KREASSIGN_CACHE_DIR:-}" ]; then
   cache=$KREASSIGN_CACHE_DIR
 elif [ -n "${XDG_CACHE_HOME:-}" ]; then
@@ -13,10 +21,11 @@ elif [ -n "${XDG_CACHE_HOME:-}" ]; then
 elif [ -n "${HOME:-}" ] && [ "$HOME" != / ]; then
   cache=$HOME/.cache/kreassign
 else
-  cache=${TMPDIR:-/tmp}/kreassign-$(id -u)
+  uid=$(id -u)
+  cache=${TMPDIR:-/tmp}/kreassign-$uid
   mkdir -m 700 "$cache" 2>/dev/null
-  if [ ! -O "$cache" ] || [ -L "$cache" ]; then
-    echo "kafka-reassign-partitions: $cache is not a folder of yours: set KREASSIGN_CACHE_DIR to one" >&2
+  if ! private "$cache"; then
+    echo "kafka-reassign-partitions: $cache is not a private folder of yours: set KREASSIGN_CACHE_DIR to one" >&2
     exit 1
   fi
 fi

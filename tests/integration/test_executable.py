@@ -4,14 +4,13 @@ package's on the same state: --version, --help, --list, --generate, the Apache -
 batched run with --progress and --cancel from a second shell.
 
 The executable is built once per change of its inputs (packaging/build_executable.py --cache, the build
-``scripts/build-executable`` makes; kept in $KREASSIGN_BUILD_CACHE, default .cache/executable) and installed
-as an operator does: ``kafka-reassign-partitions`` in a folder of its own, ``kreassign`` a link to it.
+``scripts/build-executable`` makes; kept in $KREASSIGN_BUILD_CACHE, default ~/.cache/kreassign/executable)
+and installed as an operator does: ``kafka-reassign-partitions`` in a folder of its own, ``kreassign`` a link to it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -49,10 +48,9 @@ class Outcome:
 @pytest.fixture(scope="session")
 def built_executable() -> Path:
     """The executable of this checkout, built now unless the build cache has it already."""
-    cache = Path(os.environ.get("KREASSIGN_BUILD_CACHE") or ROOT / ".cache" / "executable")
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_executable.py"), "--cache", str(cache)],
+        [sys.executable, str(ROOT / "packaging" / "build_executable.py"), "--cache"],
         capture_output=True,
         text=True,
         timeout=1200,
