@@ -110,6 +110,14 @@ def test_first_run_unpacks_once_then_version_and_help_equal_the_package(host, tm
     for name in ("kafka-reassign-partitions", "kreassign"):
         same(run_executable(host, ["--help"], name), run_package(tmp_path, ["--help"], name))
     assert run_executable(host, ["--help"], "kreassign").stdout.startswith("Usage: kreassign ")
+    # the man page and the completions it carries are the package's (the wheel's data files)
+    for carried, source in (
+        ("share/man/man1/kreassign.1", "man/kreassign.1"),
+        ("share/bash-completion/completions/kreassign.bash", "completions/kreassign.bash"),
+        ("share/zsh/site-functions/_kreassign", "completions/_kreassign"),
+        ("share/fish/vendor_completions.d/kreassign.fish", "completions/kreassign.fish"),
+    ):
+        assert (unpacked[0] / carried).read_bytes() == (ROOT / source).read_bytes(), carried
     print(f"first run (unpacks) {first.seconds:.2f} s, then {again.seconds:.3f} s; package {package.seconds:.3f} s")
 
 
