@@ -2,20 +2,7 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
-from enum import Enum
-
-if sys.version_info >= (3, 11):
-    from enum import StrEnum  # novermin (3.11+ only)
-else:
-
-    class StrEnum(str, Enum):
-        """Python 3.11's ``enum.StrEnum`` on 3.10: a member is its value, in ``str()`` and in f-strings."""
-
-        def __str__(self) -> str:
-            return str.__str__(self)
-
 
 ANY_LOG_DIR = "any"
 

@@ -82,6 +82,11 @@ DYNLOAD_LEFT_OUT = re.compile(
     r"|readline|spwd|ossaudiodev|audioop)"
 )
 
+#: The files of packaging/ that make the executable (the image recipe and its builder do not).
+BUNDLE_RECIPE = tuple(
+    f"packaging/{name}" for name in ("build_executable.py", "launcher.sh", "bundle-launcher.sh", "bundle-main.py")
+)
+
 #: The executable's name, and the other name it answers to (a link beside it).
 NAMES = ("kafka-reassign-partitions", "kreassign")
 
@@ -108,7 +113,8 @@ def tracked_files(*under: str) -> list[str]:
 def inputs_digest() -> str:
     """What the bundle is made of, as a digest: the key of a cached build (--cache)."""
     digest = hashlib.sha256()
-    for name in tracked_files("kreassign", "pyproject.toml", "packaging", "man", "completions", "README.md"):
+    bundled = ("kreassign", "pyproject.toml", "man", "completions", *BUNDLE_RECIPE)  # README.md: metadata only
+    for name in tracked_files(*bundled):
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
     digest.update(f"{sys.version} {sys.base_prefix} {PLATFORM}".encode())
     return digest.hexdigest()
@@ -320,6 +326,8 @@ def one_file(bundle_tar: Path, bundle_name: str, version: str, glibc: str, path:
         header.replace("@VERSION@", version)
         .replace("@ID@", ident)
         .replace("@BUNDLE@", bundle_name)
+        .replace("@GLIBC_MAJOR@", glibc.split(".")[0])
+        .replace("@GLIBC_MINOR@", [*glibc.split("."), "0"][1])
         .replace("@GLIBC@", glibc)
         .replace("@OFFSET@", str(size + 1))
     )
@@ -409,11 +417,13 @@ def cached_build(cache: Path, keep: int = 3) -> Path:
     if not info_file.is_file():
         with tempfile.TemporaryDirectory(prefix="kreassign-exe-") as work:
             staging = cache / f".{digest[:24]}.{os.getpid()}"
-            shutil.rmtree(staging, ignore_errors=True)
-            info = build(None, staging, Path(work))
-            (staging / "BUILD-INFO.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-            shutil.rmtree(folder, ignore_errors=True)
-            staging.rename(folder)
+            try:
+                info = build(None, staging, Path(work))
+                (staging / "BUILD-INFO.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+                shutil.rmtree(folder, ignore_errors=True)
+                staging.rename(folder)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
         builds = sorted(
             (p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
             key=lambda p: p.stat().st_mtime,

@@ -31,7 +31,27 @@ else
 fi
 dir=$cache/$id
 
+glibc_ok() { # the host's C library is glibc @GLIBC@ or newer (asked once, before the first unpacking)
+  have=$(getconf GNU_LIBC_VERSION 2>/dev/null) || return 0 # no getconf: let the dynamic linker judge
+  case $have in
+    "glibc "*) ;;
+    *)
+      echo "kafka-reassign-partitions: this build needs glibc @GLIBC@ or newer; this host has no glibc (musl?)" >&2
+      return 1
+      ;;
+  esac
+  version=${have#glibc }
+  major=${version%%.*} minor=${version#*.}
+  minor=${minor%%.*}
+  need_major=@GLIBC_MAJOR@ need_minor=@GLIBC_MINOR@
+  [ "$major" -gt "$need_major" ] || { [ "$major" -eq "$need_major" ] && [ "$minor" -ge "$need_minor" ]; } && return 0
+  echo "kafka-reassign-partitions: this build needs glibc @GLIBC@ or newer; this host has $version." >&2
+  echo "kafka-reassign-partitions: use the Python package there (pip install kreassign, Python 3.10+)." >&2
+  return 1
+}
+
 unpack() {
+  glibc_ok || return 1
   mkdir -p "$cache" 2>/dev/null
   tmp=$(mktemp -d "$cache/.unpacking.XXXXXX" 2>/dev/null) || {
     echo "kafka-reassign-partitions: cannot unpack into $cache: set KREASSIGN_CACHE_DIR to a writable folder" >&2

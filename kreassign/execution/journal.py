@@ -27,10 +27,11 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from kreassign.errors import CommandError
-from kreassign.model import StrEnum, TopicPartition
+from kreassign.model import TopicPartition
 
 JOURNAL_VERSION = 1
 COMPACT_LINES = 10_000

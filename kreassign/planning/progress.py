@@ -33,8 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
-from kreassign.model import PartitionInfo, PartitionReassignment, StrEnum, TopicPartition, TopicPartitionReplica
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition, TopicPartitionReplica
 from kreassign.planning.eta import Eta, estimate_eta, plan_throttle, throttle_shares
 from kreassign.planning.states import LogDirMoveKind, LogDirMoveState, PartitionState, ReassignmentStatus
 from kreassign.planning.traffic import LogSample, write_rate

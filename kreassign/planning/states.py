@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
-from kreassign.model import PartitionReassignment, StrEnum, TopicPartition, TopicPartitionReplica
+from kreassign.model import PartitionReassignment, TopicPartition, TopicPartitionReplica
 
 
 class ReassignmentStatus(StrEnum):

@@ -169,18 +169,15 @@ def test_list_generate_execute_verify_equal_the_package(host, kafka_cluster, tmp
         assert ours.stdout.split("Proposed")[0] == theirs.stdout.split("Proposed")[0]  # the current assignment
         execute = [*b, "--execute", "--reassignment-json-file", str(tmp_path / "plan.json")]
         verify = [*b, "--verify", "--reassignment-json-file", str(tmp_path / "plan.json")]
-        outcomes = []
-        for call in (lambda args: run_executable(host, args), lambda args: run_package(home, args)):
-            started = call(execute)
-            assert wait_until(lambda: settled(port, topic, 3), timeout=60, interval=0.2)
-            outcomes.append((started, call(verify)))
-            # back to the same state for the other one (the package puts it back, and --verify clears up)
-            run_package(home, [*b, "--execute", "--reassignment-json-file", str(tmp_path / "back.json")])
-            assert wait_until(lambda: settled(port, topic, 3), timeout=60, interval=0.2)
-            run_package(home, [*b, "--verify", "--reassignment-json-file", str(tmp_path / "back.json")])
-        (exe_execute, exe_verify), (pkg_execute, pkg_verify) = outcomes
-        same(exe_execute, pkg_execute)
+        exe_execute = run_executable(host, execute)
+        assert wait_until(lambda: settled(port, topic, 3), timeout=60, interval=0.2)
+        exe_verify, pkg_verify = run_executable(host, verify), run_package(home, verify)  # the same state
         same(exe_verify, pkg_verify)
+        # back to the source (no throttle was set: nothing to clear), and the package's --execute from there
+        run_package(home, [*b, "--execute", "--reassignment-json-file", str(tmp_path / "back.json")])
+        assert wait_until(lambda: settled(port, topic, 3), timeout=60, interval=0.2)
+        same(exe_execute, run_package(home, execute))
+        assert wait_until(lambda: settled(port, topic, 3), timeout=60, interval=0.2)
         assert "Successfully started partition reassignments for exe-apache-0" in exe_execute.stdout
         assert exe_verify.stdout.count("is completed.") == 3
     finally:
@@ -231,6 +228,8 @@ def batched_run(runner: Caller, other: Caller, port: KafkaCluster, plan_file: Pa
             assert wait_until(lambda: mid_step(port, topic) or run.poll() is not None, timeout=90, interval=0.2)
             assert run.poll() is None, run.stderr.read()
             seen["progress"], seen["other's progress"] = runner([*args, "--progress"]), other([*args, "--progress"])
+            listed = ["--bootstrap-server", port.bootstrap_servers, "--list"]
+            seen["list"], seen["other's list"] = runner(listed), other(listed)
             seen["cancel"] = runner([*args, "--cancel"])
             code = run.wait(timeout=120)
         finally:
@@ -270,13 +269,15 @@ def test_batched_run_progress_and_cancel_from_a_second_shell_equal_the_package(h
     def shown(outcome: Outcome, home: Path) -> tuple[int, str]:
         return outcome.code, masked(outcome.stdout, home)
 
-    for name in ("progress", "cancel", "run", "progress after"):
+    for name in ("progress", "list", "cancel", "run", "progress after"):
         one, other = ours[name], theirs[name]
         assert shown(one, executable.home) == shown(other, package.home), (
             f"{name}\n{one.stdout}{one.stderr}\n--- package ---\n{other.stdout}{other.stderr}"
         )
     for seen, (runner, other) in ((ours, (executable, package)), (theirs, (package, executable))):
         assert shown(seen["progress"], runner.home) == shown(seen["other's progress"], other.home)
+        same(seen["list"], seen["other's list"])  # a reassignment in flight: its replicas, no number masked
+        assert f"Current partition reassignments:\n{topic}-0: replicas: " in seen["list"].stdout
     assert (ours["run"].code, ours["cancel"].code) == (4, 0)
     assert ours["cancel"].stdout.startswith(f"Successfully cancelled partition reassignment for: {topic}-0\n")
     assert "Batched reassignment cancelled" in ours["run"].stdout

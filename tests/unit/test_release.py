@@ -1,6 +1,6 @@
 """The release files are checked by their own linters and kept consistent with the package (issue 41): the
 container image recipe by hadolint, the release workflow and the example smoke workflow by actionlint, the
-executable's launchers and the release scripts by shellcheck, the package's oldest Python by vermin; the image recipe names this version's bundle,
+executable's launchers and the release scripts by shellcheck,; the image recipe names this version's bundle,
 runs as a user that is not root, keeps the state folder in a volume, and is what packaging/image_rootfs.py
 (its test without docker) can carry out."""
 
@@ -40,13 +40,6 @@ def test_the_workflows_pass_actionlint(workflow):
 def test_the_launchers_and_release_scripts_pass_shellcheck():
     lint("shellcheck", "-s", "sh", "packaging/launcher.sh", "packaging/bundle-launcher.sh")
     lint("shellcheck", "-e", "SC1091", "scripts/release", "scripts/build-executable")
-
-
-def test_the_package_needs_no_python_newer_than_requires_python():
-    """requires-python says 3.10: no module uses what only 3.11 has (``enum.StrEnum`` comes from kreassign.model)."""
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'requires-python = ">=3.10"' in text and 'target-version = "py310"' in text
-    lint("vermin", "--no-tips", "--violations", "-t=3.10-", "--eval-annotations", "kreassign")
 
 
 def test_the_image_recipe_runs_this_versions_bundle_as_a_user_with_its_state_in_a_volume():
