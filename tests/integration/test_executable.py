@@ -171,7 +171,7 @@ def settled(port: KafkaCluster, topic: str, partitions: int) -> bool:
     return not port.list_reassignments([TopicPartition(topic, p) for p in range(partitions)])
 
 
-def test_list_generate_execute_verify_equal_the_package(host, kafka_cluster, tmp_path):
+def test_generate_execute_verify_equal_the_package(host, kafka_cluster, tmp_path):
     bootstrap = kafka_cluster.bootstrap_servers
     topic = "exe-apache"
     source, target = [[1, 2], [2, 3], [3, 1]], [[2, 3], [3, 1], [1, 2]]
@@ -184,13 +184,13 @@ def test_list_generate_execute_verify_equal_the_package(host, kafka_cluster, tmp
     (tmp_path / "plan.json").write_text(plan(topic, target))
     (tmp_path / "back.json").write_text(plan(topic, source))
     try:
-        same(run_executable(host, [*b, "--list"]), run_package(home, [*b, "--list"]))
+        # (--list is compared while a reassignment runs, in the batched test)
         generate = [*b, "--generate", "--topics-to-move-json-file", str(tmp_path / "topics.json")]
         generate += ["--broker-list", "1,2,3"]
-        same(run_executable(host, [*generate, "--seed", "7"]), run_package(home, [*generate, "--seed", "7"]))
-        ours, theirs = run_executable(host, generate), run_package(home, generate)  # Apache's: a random start
-        assert ours.code == theirs.code == 0
-        assert ours.stdout.split("Proposed")[0] == theirs.stdout.split("Proposed")[0]  # the current assignment
+        seeded = run_package(home, [*generate, "--seed", "7"])
+        same(run_executable(host, [*generate, "--seed", "7"]), seeded)
+        apache_form = run_executable(host, generate)  # Apache's placement starts at a random broker
+        assert apache_form.code == 0 and apache_form.stdout.split("Proposed")[0] == seeded.stdout.split("Proposed")[0]
         execute = [*b, "--execute", "--reassignment-json-file", str(tmp_path / "plan.json")]
         verify = [*b, "--verify", "--reassignment-json-file", str(tmp_path / "plan.json")]
         exe_execute = run_executable(host, execute)
@@ -213,7 +213,8 @@ def masked(text: str, home: Path) -> str:
     much was copied before the cancel and in how long, and (while a copy runs) the bytes, rates and times of
     --progress."""
     sized = re.sub(r"\b\d+(\.\d+)? (B|KiB|MiB|GiB|TiB)\b", "SIZE", text.replace(str(home), "HOME"))
-    return re.sub(r"\d+", "N", sized)
+    copied = re.sub(r"SIZE copied \(SIZE of it by the reverted steps, discarded\)", "SIZE copied", sized)
+    return re.sub(r"\d+", "N", copied)
 
 
 def progress_shape(text: str, home: Path) -> str:
