@@ -32,7 +32,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What the executable's launcher runs on the host (POSIX sh and a few base tools): the whole PATH of its runs.
-HOST_TOOLS = ("sh", "readlink", "tail", "gzip", "tar", "mktemp", "mv", "rm", "mkdir", "id")
+HOST_TOOLS = ("sh", "readlink", "tail", "gzip", "tar", "mktemp", "mv", "rm", "mkdir", "id", "getconf", "ls")
 #: The installed package: this environment's console script.
 PACKAGE = Path(sys.executable).parent / "kafka-reassign-partitions"
 
@@ -133,6 +133,7 @@ def test_a_host_with_an_older_glibc_is_told_so_before_anything_is_unpacked(host,
     """The first run asks ``getconf GNU_LIBC_VERSION`` (here a stand-in that says 2.31, Debian 11's)."""
     tools = tmp_path / "tools"
     shutil.copytree(host["tools"], tools, symlinks=True)
+    (tools / "getconf").unlink()  # a link to the host's: write a file of its own, not through the link
     (tools / "getconf").write_text('#!/bin/sh\necho "glibc 2.31"\n')
     (tools / "getconf").chmod(0o755)
     env = {"HOME": str(tmp_path / "home"), "PATH": f"{host['bin']}:{tools}"}
