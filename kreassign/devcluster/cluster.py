@@ -132,6 +132,8 @@ class LocalKafkaCluster:
     racks: tuple[str, ...] = ("rack-a", "rack-b")
     log_dirs_per_broker: int = 2
     broker_config: Mapping[str, str] = field(default_factory=dict)
+    #: properties of the controller nodes (a combined node gets both)
+    controller_config: Mapping[str, str] = field(default_factory=dict)
     security: ClusterSecurity | None = None
     start_timeout: float = 90.0
     #: each node's -Xmx: the default fits 4 to 6 nodes on a small machine; thousands of partitions per broker
@@ -250,6 +252,8 @@ class LocalKafkaCluster:
             props.update(self.security.node_properties(is_broker=node.is_broker))
         if node.is_broker:
             props.update(self._broker_properties(node))
+        if node.is_controller:
+            props.update(self.controller_config)
         return props
 
     def _small_node_properties(self, node: Node) -> dict[str, str]:

@@ -176,31 +176,35 @@ class WriteWindow:
     """Write rates of partitions over a sliding window of polls, for the one ETA (``planning.eta``): each poll
     adds the partition's leader and its ``LogSample``; the rate is ``write_rate`` between the newest sample and
     the oldest of about the last ``window_s`` seconds taken from the same leader (a leader that moved makes the
-    sizes those of another replica: its window starts again)."""
+    sizes those of another replica: its window starts again). A first sample may name no leader (the partition's
+    largest replica, read with the whole plan): the next one's leader then takes it over."""
 
     def __init__(self, window_s: float) -> None:
         self.window_s = window_s
         self._samples: dict[object, deque[tuple[float, object, LogSample]]] = {}
 
     def add(self, at: float, logs: Mapping[object, tuple[object, LogSample]]) -> None:
-        """``logs``: partition -> (its leader, its log now). Partitions not in ``logs`` are forgotten."""
-        for key in [k for k in self._samples if k not in logs]:
-            del self._samples[key]
+        """``logs``: partition -> (its leader, its log now). The other partitions keep their samples."""
         for key, (leader, sample) in logs.items():
             samples = self._samples.setdefault(key, deque())
-            if samples and samples[-1][1] != leader:
+            if samples and samples[-1][1] != leader and samples[-1][1] is not None:
                 samples.clear()
             samples.append((at, leader, sample))
             while len(samples) > 2 and at - samples[1][0] >= self.window_s:
                 samples.popleft()
 
-    def rate(self, key: object) -> float | None:
-        """Bytes written per second to the partition over the window (None before two samples)."""
+    def forget(self, keys: Iterable[object]) -> None:
+        for key in keys:
+            self._samples.pop(key, None)
+
+    def rate(self, key: object, min_span_s: float = 0.0) -> float | None:
+        """Bytes written per second to the partition over the window (None before two samples at least
+        ``min_span_s`` apart)."""
         samples = self._samples.get(key)
-        if not samples or len(samples) < 2 or samples[-1][0] <= samples[0][0]:
+        if not samples or len(samples) < 2 or samples[-1][0] - samples[0][0] <= max(0.0, min_span_s - 1e-9):
             return None
         return write_rate(samples[0][2], samples[-1][2], samples[-1][0] - samples[0][0])[0]
 
-    def rates(self) -> dict[object, float]:
+    def rates(self, min_span_s: float = 0.0) -> dict[object, float]:
         """Every partition with a rate."""
-        return {key: rate for key in self._samples if (rate := self.rate(key)) is not None}
+        return {key: rate for key in self._samples if (rate := self.rate(key, min_span_s)) is not None}
