@@ -119,6 +119,15 @@ def throttle_shares(
     leader_load: Mapping[int, float] | None = None,
     concurrent: Mapping[int, int] | None = None,
 ) -> dict[K, float]:
+    """Each copy's share of the throttles that bind it (``binding_shares``, without the broker)."""
+    return {key: share for key, (share, _) in binding_shares(copies, leader_load, concurrent).items()}
+
+
+def binding_shares(
+    copies: Mapping[K, tuple[int, float | None, int | None, float | None]],
+    leader_load: Mapping[int, float] | None = None,
+    concurrent: Mapping[int, int] | None = None,
+) -> dict[K, tuple[float, int]]:
     """Each copy's share of the throttles that bind it: the one model of every surface (the batched run's panel
     and lines, --progress and --watch, the slow-move warnings). ``copies``: copy -> (receiving broker, its
     follower rate or None when it does not bind this copy, serving leader, its leader rate or None). The follower
@@ -132,7 +141,9 @@ def throttle_shares(
     producer wrote 156 kB/s into it (one in-sync follower): the gap closed at 480 kB/s, not 644.
 
     ``concurrent``: the most copies a broker takes part in at once (a batched run's limit), when ``copies`` holds
-    more than will run together (a plan not started yet)."""
+    more than will run together (a plan not started yet).
+
+    Returns copy -> (its share, the broker whose throttle gives it: the receiving one or the leader)."""
     load = leader_load or {}
     into: dict[int, int] = {}
     out_of: dict[int, int] = {}
@@ -147,15 +158,15 @@ def throttle_shares(
             return counts[broker]
         return max(1, min(counts[broker], concurrent[broker]))
 
-    shares: dict[K, float] = {}
+    shares: dict[K, tuple[float, int]] = {}
     for key, (broker, follower, leader, leader_rate) in copies.items():
         limits = []
         if follower is not None:
-            limits.append(follower / sharing(into, broker))
+            limits.append((follower / sharing(into, broker), broker))
         if leader is not None and leader_rate is not None:
-            limits.append(max(0.0, leader_rate - load.get(leader, 0.0)) / sharing(out_of, leader))
+            limits.append((max(0.0, leader_rate - load.get(leader, 0.0)) / sharing(out_of, leader), leader))
         if limits:
-            shares[key] = min(limits)
+            shares[key] = min(limits, key=lambda limit: limit[0])
     return shares
 
 

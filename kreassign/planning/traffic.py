@@ -133,41 +133,51 @@ def estimate_rates(
 
 @dataclass(frozen=True)
 class SlowMove:
-    """A move whose partition is written at least as fast as the throttle share its copy gets."""
+    """A move whose partition is written at least as fast as the throttle share its copy gets (``broker``: the
+    broker whose throttle gives that share, ``leader``: it is the partition's leader, serving the copy)."""
 
     partition: object
     write_bytes_per_s: float
     share_bytes_per_s: float
     broker: int
+    leader: bool = False
 
 
 def slow_moves(
     adding: Mapping[object, Iterable[int]],
     write_rates: Mapping[object, float],
-    throttle_bytes_per_s: float,
+    throttle: float | Mapping[int, float],
     concurrent: Mapping[int, int] | None = None,
+    serving: Mapping[object, int | None] | None = None,
+    in_sync: Mapping[object, int] | None = None,
 ) -> list[SlowMove]:
-    """Moves (partition -> brokers receiving a copy) whose copy cannot catch up with the writes.
+    """Moves (partition -> brokers receiving a copy) whose copy cannot catch up with the writes, under
+    ``throttle`` B/s on every broker (or each broker's own), by the one model of the throttle's shares
+    (``planning.eta.binding_shares``): a broker receiving k copies at once gives each a kth of its rate, a leader
+    serving k copies (``serving``: each partition's leader) a kth of what its rate leaves after replicating the
+    writes to the partitions' in-sync followers (``in_sync``: how many each has besides its leader). Without
+    ``concurrent`` every move starts at once (the Apache --execute); a batched run passes its own limit of copies
+    per broker. Sorted by partition."""
+    from kreassign.planning.eta import binding_shares, rated_copies
 
-    The throttle is per broker: a broker receiving k copies at once gives each about throttle / k. Without
-    ``concurrent`` every move starts at once (the Apache --execute): k is the number of copies each broker
-    receives in ``adding``; a batched run passes its own limit of copies per broker. Sorted by partition."""
-    if throttle_bytes_per_s <= 0:
-        return []
-    receiving: dict[int, int] = {}
-    for brokers in adding.values():
-        for b in set(brokers):
-            receiving[b] = receiving.get(b, 0) + 1
+    copies = {(tp, b): (b, (serving or {}).get(tp)) for tp, brokers in adding.items() for b in sorted(set(brokers))}
+    load: dict[int, float] = {}
+    for tp, followers in (in_sync or {}).items():
+        leader = (serving or {}).get(tp)
+        if leader is not None and followers > 0 and tp in adding:
+            load[leader] = load.get(leader, 0.0) + write_rates.get(tp, 0.0) * followers
+    shares = binding_shares(rated_copies(copies, throttle), load, concurrent)
     slow = []
-    for tp, brokers in adding.items():
+    for tp, brokers in sorted(adding.items(), key=lambda item: str(item[0])):
         rate = write_rates.get(tp, 0.0)
         if rate <= 0:
             continue
         for b in sorted(set(brokers)):
-            k = receiving[b] if concurrent is None else max(1, min(receiving[b], concurrent.get(b, receiving[b])))
-            share = throttle_bytes_per_s / k
+            if (tp, b) not in shares:
+                continue
+            share, via = shares[(tp, b)]
             if rate >= share:
-                slow.append(SlowMove(tp, rate, share, b))
+                slow.append(SlowMove(tp, rate, share, via, via != b))
                 break
     return slow
 
