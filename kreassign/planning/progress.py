@@ -151,8 +151,11 @@ class ReplicaProgress:
         (its copy rate, bounded by its share of the throttle, less its partition's write rate). Over one interval
         of less than ``TRUSTED_SPAN_S`` (--progress's 1 s) a throttled copy's rate is its share: a throttled copy
         moves in bursts, so one interval shows nothing or a burst. Without sizes, the messages behind over the
-        message rates."""
+        message rates. With one sample, unknown: its partition's writes are not measured yet, and an ETA that takes
+        them for none is too soon."""
         if self.status is not ReplicaStatus.BEHIND:
+            return Eta(None)
+        if self.interval_s is None and (self.bytes_behind or self.messages_behind):
             return Eta(None)
         if self.bytes_behind is not None:
             return estimate_eta(
@@ -233,9 +236,16 @@ class ProgressReport:
     def eta(self) -> Eta:
         """When the plan's copies end (``kreassign.planning.eta``): bytes left / (the copy rate, bounded by the
         throttle's shares of the copies in flight, less ``write_rate``). The copy rate is how fast the bytes left
-        shrank with the writes to the replicas behind added back."""
+        shrank with the writes to the replicas behind added back. With one sample (the first frame of --watch),
+        unknown: the writes are not measured yet."""
         behind = [row for p in self.partitions for row in p.replicas if row.status is ReplicaStatus.BEHIND]
-        shares = {i: row.throttle_rate_bytes_per_s for i, row in enumerate(behind) if row.throttle_rate_bytes_per_s}
+        if self.interval_s is None and behind and self.bytes_left:
+            return Eta(None)
+        shares = {
+            i: row.throttle_rate_bytes_per_s
+            for i, row in enumerate(behind)
+            if row.throttle_rate_bytes_per_s is not None
+        }
         throttle = plan_throttle(shares, len(behind))  # type: ignore[arg-type]
         writes = self.write_rate or 0.0
         copy = None if self.left_rate is None else self.left_rate + writes
