@@ -60,6 +60,26 @@ def die_with_parent(signum: int = signal.SIGKILL):
     return arrange
 
 
+def tiered_storage(remote_dir: Path, version: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(broker, controller) properties of a cluster whose topics may keep their old segments in remote storage
+    (KIP-405): Kafka's ``LocalTieredStorage`` on ``remote_dir``, shared by the brokers; the metadata topic of one
+    partition; segments uploaded and local retention applied every second. A topic uses it with
+    ``remote.storage.enable=true`` (the controller checks that the cluster allows it)."""
+    from kreassign.devcluster.jars import tiered_storage_jar
+
+    broker = {
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": "org.apache.kafka.server.log.remote.storage.LocalTieredStorage",
+        "remote.log.storage.manager.class.path": str(tiered_storage_jar(version)),
+        "rsm.config.dir": str(remote_dir),
+        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+        "rlmm.config.remote.log.metadata.topic.num.partitions": "1",
+        "remote.log.manager.task.interval.ms": "1000",
+        "log.retention.check.interval.ms": "1000",
+    }
+    return broker, {"remote.log.storage.system.enable": "true"}
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
