@@ -43,7 +43,15 @@ def measure_headroom(inv: Invocation, plan, window: int | None):
     brokers = {b for _, replicas in plan.partitions for b in replicas}
     described = inv.port.describe_topics(sorted({tp.topic for tp, _ in plan.partitions}))
     brokers |= {b for infos in described.values() for info in infos for b in info.replicas}
-    brokers &= {b.id for b in inv.port.describe_brokers()}
+    live = {b.id for b in inv.port.describe_brokers()}
+    if not brokers & live:
+        from kreassign.errors import CommandError
+
+        raise CommandError(
+            f"--throttle auto: none of the plan's brokers ({','.join(map(str, sorted(brokers)))}) is alive: there is "
+            "no traffic to measure and no broker to set a throttle on"
+        )
+    brokers &= live
     capacity = capacities(inv, brokers)
     ceiling = max_utilisation(inv.args.value("max-utilisation"))
     seconds = window or DEFAULT_WINDOW_S
