@@ -109,6 +109,38 @@ def test_the_run_the_progress_rows_and_the_slow_move_warnings_give_a_copy_the_sa
     assert sum(shares) == pytest.approx(run)
 
 
+def test_a_burst_in_a_one_second_read_gives_no_time_to_a_copy_that_cannot_end():
+    """Issue 39, blocker 4 (the burst): the one-off --progress at a terminal said ``ETA 32s`` for a copy that cannot
+    overtake its writes, where JSON's summary said it never ends: the replica's row had its own formula, which
+    divided by the rate of its second, and a throttled copy's second may hold a whole fetch. t-0 is written at
+    170 kB/s; its leader's 300 kB/s throttle also sends those writes to its in-sync follower, which leaves the copy
+    130 kB/s; the copy received 1 MB in the second read."""
+    meta = {"t": [PartitionInfo(0, (3, 2, 1), (1, 2), 1)]}
+    moving = {T0: PartitionReassignment((3, 2, 1), adding=(3,), removing=(1,))}
+
+    def sample(at, written, held):
+        sizes = {R("t", 0, 1): 20 * MB + written, R("t", 0, 2): 20 * MB + written, R("t", 0, 3): held}
+        ends = {
+            R("t", 0, 1): 20_000 + written // 1000,
+            R("t", 0, 2): 20_000 + written // 1000,
+            R("t", 0, 3): held // 1000,
+        }
+        return ReplicaSample(at, ends, sizes, {T0: 1}, {T0: 0})
+
+    report = compute_progress(
+        [(T0, (3, 2))], meta, moving, (1, 2, 3), sample(11.0, 170_000, 5 * MB), sample(10.0, 0, 4 * MB)
+    )
+    rates = {b: 300_000 for b in (1, 2, 3)}
+    report = with_throttles(
+        report, Throttles(rates, rates, {"t": frozenset({"0:1", "0:2"})}, {"t": frozenset({"0:3"})})
+    )
+    [row] = [r for p in report.partitions for r in p.replicas if r.status == "behind"]
+    assert row.rate_bytes_per_s == 1 * MB and row.throttle_rate_bytes_per_s == pytest.approx(130_000)
+    assert row.eta_s is None  # was 18 s: 15.2 MB behind, closing at 1 MB/s less the writes
+    assert (row.eta.seconds, row.eta.bound, row.eta.losing) == (None, True, True)
+    assert (report.eta.seconds, report.eta.bound, report.eta.losing) == (None, True, True)
+
+
 def test_under_throttle_auto_the_eta_uses_each_brokers_own_rate(tmp_path):
     """Issue 39: under --throttle auto the run's ETA divided by the lowest broker's rate. Broker 4 is busy (its
     headroom 200 kB/s), brokers 1 and 3 have 2 MB/s: t-0 is copied from 1 into 3 at 2 MB/s, and the ETA says the
