@@ -816,16 +816,10 @@ class BatchedExecutor:
             self._throttle_moving()
 
     # ---------------------------------------------------------------- progress
-    def _throttle_rates(self) -> int | dict[int, int]:
-        """The run's throttle for its estimates: one rate for every broker, or under --throttle auto each broker's
-        own (the ETA of copies into a broker with headroom is not that of the busiest one)."""
-        if self.auto_throttle is not None:
-            return self.auto_throttle.rates()
-        return self.state.throttle
-
     def _progress(self) -> Progress:
         now = self.clock()
-        eta = self.meter.poll(now, self.moving, self._live, self._throttle_rates(), self.reporter.event)
+        rates = self.state.throttle if self.auto_throttle is None else self.auto_throttle.rates()  # auto: each its own
+        eta = self.meter.poll(now, self.moving, self._live, rates, self.reporter.event)
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"
