@@ -34,8 +34,8 @@ def run(inv: Invocation) -> int:
 
             auto_throttle = measure_headroom(inv, plan, window)
             throttle = auto_throttle.throttle
-        if window is not None:
-            refuse_slow_moves(inv, plan, throttle, window)
+        if window is not None:  # under --throttle auto, each broker's own rate
+            refuse_slow_moves(inv, plan, auto_throttle.rates() if auto_throttle else throttle, window)
         return run_batched(inv, plan, throttle, log_dir_throttle, auto_throttle)
     if window is not None:
         warn_slow_moves(inv, plan, throttle, window)
@@ -106,13 +106,13 @@ def warn_slow_moves(inv: Invocation, plan, throttle: int, window: int) -> None:
         inv.err(f"kreassign: warning: {slow_move_line(move)}: its copy may never catch up.\n")
 
 
-def refuse_slow_moves(inv: Invocation, plan, throttle: int, window: int) -> None:
+def refuse_slow_moves(inv: Invocation, plan, throttle: int | dict[int, int], window: int) -> None:
     """A batched run: the moves at once per broker are bounded by its limits; a slow move refuses the run
     (one line) unless --allow-slow-moves, then it is named on stderr."""
     from kreassign.actions.traffic import find_slow_moves, slow_move_line
     from kreassign.errors import CommandError
 
-    if throttle < 0:
+    if not isinstance(throttle, dict) and throttle < 0:
         inv.err("kreassign: warning: --sample-rates needs a --throttle to compare the rates with; not sampled.\n")
         return
     args = inv.args
