@@ -45,6 +45,10 @@ WRITES_TRUSTED_S = 1.0
 """A write rate is believed once measured over at least this long (the first poll comes a moment after the run
 read the plan's logs)."""
 
+SEEDED_UP_TO = 100_000
+"""The plan's logs are read at the start (two ListOffsets), so that a partition's writes are known when its step
+starts, for plans of up to this many partitions; a larger plan's partitions are measured as they are copied."""
+
 MEASURING_S = 3 * WRITES_EVERY_S
 """While a partition being copied has had no write rate for less than this, the ETA is unknown (measuring): an
 ETA that takes its writes for none is too soon (issue 39: ``~0:00:03`` where the run took 14 s more). Past it, a
@@ -75,6 +79,8 @@ class CopyMeter:
         self.done = 0  # bytes received by the new replicas of the finished steps (read since they ended)
         self._measured = False  # sizes known (else no bytes are shown)
         self.copies_left: dict[TopicPartition, int] = {}  # new replicas each partition's unfinished steps add
+        self._planned = 0  # the copies left, each at its partition's size (kept as they change: a poll's work
+        # follows what is in flight, not the size of the plan)
         self.in_flight: dict[TopicPartitionReplica, _Replica] = {}  # new replicas of the steps in flight
         self.ending: dict[TopicPartitionReplica, _Replica] = {}  # of steps finished, not read since
         self.window = CopyRate()  # the bytes copied, sampled each poll: the rate over the last RATE_WINDOW_S
@@ -94,16 +100,11 @@ class CopyMeter:
         at its partition's size."""
         if not self._measured:
             return None
-        total = self.done
-        started: dict[TopicPartition, int] = {}
+        total = self.done + self._planned
         for replicas in (self.ending, self.in_flight):
             for replica, copy in replicas.items():
-                tp = TopicPartition(replica.topic, replica.partition)
-                total += copy.expected(self.sizes.get(tp, 0))
-                if replicas is self.in_flight:
-                    started[tp] = started.get(tp, 0) + 1
-        for tp, copies in self.copies_left.items():
-            total += max(0, copies - started.get(tp, 0)) * self.sizes.get(tp, 0)
+                size = self.sizes.get(TopicPartition(replica.topic, replica.partition), 0)
+                total += copy.expected(size) - (size if replicas is self.in_flight else 0)  # counted in _planned
         return total
 
     def moved(self) -> int | None:
@@ -140,11 +141,11 @@ class CopyMeter:
         for replica, size in sizes.items():
             tp = TopicPartition(replica.topic, replica.partition)
             if tp in target:
-                self.sizes[tp] = max(self.sizes.get(tp, 0), size)
+                self._resize(tp, max(self.sizes.get(tp, 0), size))
         for tp, final in target.items():
-            self.copies_left[tp] = sum(len(s.adding) for s in plan_partition(tp, original[tp], final, replicas_limit))
+            self.plan(tp, sum(len(s.adding) for s in plan_partition(tp, original[tp], final, replicas_limit)))
         self._measured = True
-        if now is not None and self.sizes:
+        if now is not None and 0 < len(self.sizes) <= SEEDED_UP_TO:
             try:  # display only, like the sizes
                 partitions = sorted(self.sizes)
                 ends = self.port.log_end_offsets(partitions)
@@ -163,9 +164,14 @@ class CopyMeter:
     def plan(self, tp: TopicPartition, copies: int) -> None:
         """The new replicas the partition's unfinished steps still add (its step in flight included); 0 for a
         partition the run no longer moves (failed, its topic deleted)."""
+        self._planned += (copies - self.copies_left.get(tp, 0)) * self.sizes.get(tp, 0)
         self.copies_left[tp] = copies
         if not copies:
             self.writes.forget([tp])
+
+    def _resize(self, tp: TopicPartition, size: int) -> None:
+        self._planned += self.copies_left.get(tp, 0) * (size - self.sizes.get(tp, 0))
+        self.sizes[tp] = size
 
     def complete(self, tp: TopicPartition, step: Step) -> None:
         """The step ended: its new replicas are read once more (the next poll, or ``settle``) for what they
@@ -173,7 +179,7 @@ class CopyMeter:
         for b in step.adding:
             replica = TopicPartitionReplica(tp.topic, tp.partition, b)
             self.ending[replica] = self.in_flight.pop(replica, None) or _Replica()
-        self.copies_left[tp] = max(0, self.copies_left.get(tp, 0) - len(step.adding))
+        self.plan(tp, max(0, self.copies_left.get(tp, 0) - len(step.adding)))
 
     def forget(self, tp: TopicPartition) -> None:
         """The step in flight will not end (reverted, cancelled): what its new replicas received is not kept."""
@@ -246,7 +252,8 @@ class CopyMeter:
             held = [sizes.get(TopicPartitionReplica(tp.topic, tp.partition, b), 0) for b in moving[tp].adding]
             if size is not None and held:
                 gaps[tp] = (sum(max(0, size - h) for h in held) // len(held), sum(held) // len(held))
-        return self.behind.observe(now, moving, gaps, self.writes.rates(), throttled)  # type: ignore[arg-type]
+        writes = {tp: rate for tp in gaps if (rate := self.writes.rate(tp)) is not None}  # what is in flight only
+        return self.behind.observe(now, moving, gaps, writes, throttled)  # type: ignore[arg-type]
 
     def _read(
         self, leaders: Mapping[TopicPartition, int], live: set[int], moving: Mapping[TopicPartition, Step]
@@ -271,7 +278,7 @@ class CopyMeter:
         for tp, leader in leaders.items():  # the size of a partition being copied is its leader's, now
             size = sizes.get(TopicPartitionReplica(tp.topic, tp.partition, leader))
             if size is not None:
-                self.sizes[tp] = size
+                self._resize(tp, size)
         for replica, copy in self.in_flight.items():
             if replica in sizes:
                 copy.read(sizes[replica])
@@ -312,8 +319,8 @@ class CopyMeter:
     def write_rate(self) -> float:
         """Bytes/s by which the copies in flight fall behind their leaders meanwhile: each partition being copied,
         its write rate times its new replicas (each of them must copy those writes too)."""
-        rates = self.writes.rates(WRITES_TRUSTED_S)
-        return float(sum(rates.get(tp, 0.0) * copies for tp, copies in self.copying.items()))
+        rates = {tp: self.writes.rate(tp, WRITES_TRUSTED_S) for tp in self.copying}
+        return float(sum((rates[tp] or 0.0) * copies for tp, copies in self.copying.items()))
 
     @property
     def measuring_writes(self) -> bool:
@@ -326,11 +333,11 @@ class CopyMeter:
     def leader_load(self, followers: Mapping[TopicPartition, tuple[int, int]]) -> dict[int, float]:
         """Per leader, the bytes/s it sends its in-sync followers of the partitions being copied (``followers``:
         partition -> (its leader, its in-sync followers)): their write rate times those followers."""
-        rates = self.writes.rates(WRITES_TRUSTED_S)
         load: dict[int, float] = {}
         for tp, (leader, count) in followers.items():
-            if tp in rates and count > 0:
-                load[leader] = load.get(leader, 0.0) + rates[tp] * count  # type: ignore[operator]
+            rate = self.writes.rate(tp, WRITES_TRUSTED_S) if count > 0 else None
+            if rate is not None:
+                load[leader] = load.get(leader, 0.0) + rate * count
         return load
 
     @property
