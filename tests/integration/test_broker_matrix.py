@@ -397,13 +397,24 @@ def test_a_tiered_topic_moved_while_local_retention_trims_it(matrix_cluster, tmp
 
     bootstrap = matrix_cluster.bootstrap_servers
     topic = f"tiered-{uuid.uuid4().hex[:8]}"
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:  # everything kept locally (-2: as retention.bytes, -1) until the run has measured the partition
-        configs = {"remote.storage.enable": "true", "segment.bytes": str(1024 * 1024), "local.retention.bytes": "-2"}
-        admin.create_topics([NewTopic(topic, replica_assignments={0: [1]}, topic_configs=configs)])
-    finally:
-        admin.close()
+    # everything kept locally (-2: as retention.bytes, -1) until the run has measured the partition
+    configs = {"remote.storage.enable": "true", "segment.bytes": str(1024 * 1024), "local.retention.bytes": "-2"}
+    refused: list[Exception] = []
+
+    def created() -> bool:  # a cluster just started may refuse it while its remote storage starts
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            admin.create_topics([NewTopic(topic, replica_assignments={0: [1]}, topic_configs=configs)])
+            return True
+        except Exception as exc:
+            refused.append(exc)
+            return "TopicAlreadyExists" in type(exc).__name__
+        finally:
+            admin.close()
+
+    assert wait_until(created, timeout=60, interval=1), refused
     port = KafkaCluster(bootstrap_servers=bootstrap)
+    assert wait_until(lambda: topic in port.list_topic_names(), timeout=30)
     partition = TopicPartition(topic, 0)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": 1})
     for i in range(TIERED_BYTES // 1000):
