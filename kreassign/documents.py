@@ -221,6 +221,7 @@ def error_document(message: str, hints: Sequence[str]) -> dict[str, object]:
 
 
 def _replica_progress(row: ReplicaProgress) -> dict[str, Any]:
+    eta = row.eta
     return {
         "broker": row.broker,
         "status": row.status,
@@ -229,8 +230,13 @@ def _replica_progress(row: ReplicaProgress) -> dict[str, Any]:
         "messages_behind": row.messages_behind,
         "bytes_behind": row.bytes_behind,
         "rate_bytes_per_s": None if row.rate_bytes_per_s is None else round(row.rate_bytes_per_s, 1),
-        "eta_s": None if row.eta_s is None else round(row.eta_s, 1),
+        "eta_s": None if eta.seconds is None else round(eta.seconds, 1),
         "write_bytes_per_s": None if row.write_bytes_per_s is None else round(row.write_bytes_per_s, 1),
+        "throttle_bytes_per_s": (
+            None if row.throttle_rate_bytes_per_s is None else round(row.throttle_rate_bytes_per_s, 1)
+        ),
+        "eta_bound_by_throttle": eta.bound,
+        "copy_slower_than_writes": eta.losing,
     }
 
 

@@ -4,7 +4,8 @@
 #
 #   smoke/smoke.sh localhost:19092
 #
-# Uses `kreassign` from PATH, and smoke_helper.py (run with $KREASSIGN_SMOKE_PYTHON, default: python3, which
+# Uses `kreassign` from PATH (or $KREASSIGN_COMMAND, a command line that runs it: kreassign's image beside the
+# brokers, `docker exec kreassign-smoke-tool kreassign`, see docker-compose.yml), and smoke_helper.py (run with $KREASSIGN_SMOKE_PYTHON, default: python3, which
 # must have kreassign's confluent-kafka) to create topics with data and to read replicas and throttle
 # configs. It runs --generate, a batched and throttled --execute, --verify --fail-if-incomplete,
 # --progress, --list, and --cancel of a running batched plan, all with --output json where it exists,
@@ -45,10 +46,15 @@ expect_field() { # file path expected-json
   got=$(field "$1" "$2") || fail "no field $2 in $1: $(cat "$1")"
   [ "$got" = "$3" ] || fail "$2 is $got in $1, expected $3: $(cat "$1")"
 }
-kr() { kreassign --bootstrap-server "$BOOTSTRAP" "$@"; }
+read -r -a KREASSIGN <<<"${KREASSIGN_COMMAND:-kreassign}"
+kr() { "${KREASSIGN[@]}" --bootstrap-server "$BOOTSTRAP" "$@"; }
 
-command -v kreassign >/dev/null || fail "kreassign is not on PATH"
-say "$(kreassign --version), bootstrap $BOOTSTRAP, work dir $WORK"
+if [ -n "${KREASSIGN_COMMAND:-}" ]; then
+  chmod 1777 "$WORK" # the image's user (not root, not this one) writes its journals there
+else
+  command -v kreassign >/dev/null || fail "kreassign is not on PATH"
+fi
+say "$("${KREASSIGN[@]}" --version), bootstrap $BOOTSTRAP, work dir $WORK"
 
 # ---- topics: one to move, one large enough that a throttled move is still running when cancelled
 say "creating topics $MOVES (6 partitions) and $SLOW (2 partitions, 8 MB) on brokers 1,2"

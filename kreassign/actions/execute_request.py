@@ -118,7 +118,8 @@ def measure_before_run(
         if throttle < 0:
             notes("kreassign: warning: --sample-rates needs a --throttle to compare the rates with; not sampled.\n")
         else:
-            _refuse_slow_moves(port, request, throttle, writes, notes, sleep)
+            # under --throttle auto, each broker's own rate
+            _refuse_slow_moves(port, request, auto.rates() if auto is not None else throttle, writes, notes, sleep)
     return Measured(auto, throttle)
 
 
@@ -136,7 +137,13 @@ def _measure_headroom(
     brokers = {b for _, replicas in plan.partitions for b in replicas}
     described = port.describe_topics(sorted({tp.topic for tp, _ in plan.partitions}))
     brokers |= {b for infos in described.values() for info in infos for b in info.replicas}
-    brokers &= {b.id for b in port.describe_brokers()}
+    live = {b.id for b in port.describe_brokers()}
+    if not brokers & live:
+        raise CommandError(
+            f"--throttle auto: none of the plan's brokers ({','.join(map(str, sorted(brokers)))}) is alive: there is "
+            "no traffic to measure and no broker to set a throttle on"
+        )
+    brokers &= live
     capacity = request.auto.of(brokers)
     seconds = request.sample_window or DEFAULT_AUTO_WINDOW_S
     notes(f"kreassign: --throttle auto: measuring the traffic of broker(s) {','.join(map(str, sorted(brokers)))} "
@@ -155,7 +162,7 @@ def _measure_headroom(
 def _refuse_slow_moves(
     port: ClusterPort,
     request: ExecuteRequest,
-    throttle: int,
+    throttle: int | Mapping[int, int],
     writes: Mapping[TopicPartition, float] | None,
     notes: Output,
     sleep: Callable[[float], None],

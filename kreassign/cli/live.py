@@ -198,7 +198,7 @@ class RichReporter:
         table.add_row("steps", f"{outcome.steps_done} of {steps_total}")
         table.add_row("", ProgressBar(total=max(1, steps_total), completed=outcome.steps_done, width=40))
         if outcome.bytes_moved is not None:
-            total = None if last is None else last.bytes_total
+            total = outcome.bytes_total if outcome.bytes_total is not None or last is None else last.bytes_total
             copied = format_bytes(outcome.bytes_moved)
             table.add_row("copied", copied if total is None else f"{copied} of {format_bytes(total)}")
         table.add_row("elapsed", format_duration(outcome.elapsed))

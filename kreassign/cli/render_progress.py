@@ -20,15 +20,27 @@ HEADERS = ("Topic", "Partition", "Broker", "Status", "Bytes behind", "Rate (B/s)
 
 
 def _cells(row: ReplicaProgress, human: bool) -> list[str]:
-    """Bytes behind, rate and ETA cells: only for replicas that are behind."""
+    """Bytes behind, rate and ETA cells: only for replicas that are behind. The rate and ETA are those of the one
+    estimate (``ReplicaProgress.eta``): the throttle's share, marked ``~``, where it is the rate."""
     if row.status is not ReplicaStatus.BEHIND:
         return ["-", "-", "-"]
     size = "?" if row.bytes_behind is None else (format_bytes(row.bytes_behind) if human else str(row.bytes_behind))
-    if row.rate_bytes_per_s is None:
+    eta = row.eta
+    if eta.bound and eta.rate is not None:
+        rate = THROTTLE_MARK + (format_bytes(eta.rate) + "/s" if human else str(round(eta.rate)))
+    elif row.rate_bytes_per_s is None:
         rate = "?"
     else:
         rate = format_bytes(row.rate_bytes_per_s) + "/s" if human else str(round(row.rate_bytes_per_s))
-    return [size, rate, format_eta(row.eta_s)]
+    return [size, rate, eta_cell(row)]
+
+
+def eta_cell(row: ReplicaProgress) -> str:
+    """``~16s`` (bound by the throttle), ``16s``, ``never`` (the copy cannot overtake the writes), ``unknown``."""
+    eta = row.eta
+    if eta.losing:
+        return NEVER
+    return (THROTTLE_MARK if eta.bound and eta.seconds is not None else "") + format_eta(eta.seconds)
 
 
 def _rows(report: ProgressReport, human: bool) -> list[list[str]]:
@@ -105,9 +117,10 @@ STATE_WORDS = {
 
 _WORD_STYLES = {"in sync": "green", "copying": "yellow", "behind": "yellow", "waiting": "cyan", "not started": "red"}
 THROTTLE_MARK = "~"
-THROTTLE_NOTE = f"{THROTTLE_MARK} bound by the throttle (no copy measured between samples)"
+THROTTLE_NOTE = f"{THROTTLE_MARK} bound by the throttle (its share of the copies)"
 NEVER = "never"
 NEVER_NOTE = f"{NEVER}: its partition is written at least as fast as its share of the throttle ({never_ends(True)})"
+NEVER_MEASURED_NOTE = f"{NEVER}: its partition is written faster than it was copied ({never_ends(False)})"
 
 
 def state_word(partition: PartitionProgress, row: ReplicaProgress, batched_run: bool) -> str:
@@ -123,22 +136,16 @@ def state_word(partition: PartitionProgress, row: ReplicaProgress, batched_run: 
 
 
 def _compact_cells(row: ReplicaProgress) -> tuple[str, str, str]:
-    """Behind, rate and ETA for a terminal: measured, or bound by the throttle (marked) when nothing was."""
+    """Behind, rate and ETA for a terminal, by the one estimate (``ReplicaProgress.eta``): the rate it used (the
+    throttle's share, marked, where that is the rate) and its time."""
     if row.status is not ReplicaStatus.BEHIND:
         return "-", "-", "-"
     if row.bytes_behind is not None:
         behind = format_bytes(row.bytes_behind)
     else:
         behind = "?" if row.messages_behind is None else f"{row.messages_behind} msgs"
-    if row.never_ends:
-        share = row.throttle_rate_bytes_per_s or 0
-        return behind, f"{THROTTLE_MARK}{format_bytes(share)}/s", NEVER
-    bound = row.eta_bound_s
-    if bound is not None:
-        share = row.throttle_rate_bytes_per_s or 0
-        return behind, f"{THROTTLE_MARK}{format_bytes(share)}/s", f"{THROTTLE_MARK}{format_eta(bound)}"
-    rate = "?" if row.rate_bytes_per_s is None else f"{format_bytes(max(0.0, row.rate_bytes_per_s))}/s"
-    return behind, rate, format_eta(row.eta_s)
+    _, rate, eta = _cells(row, human=True)
+    return behind, rate, eta
 
 
 def summary_line(report: ProgressReport) -> str:
@@ -208,12 +215,13 @@ def progress_view(report: ProgressReport, heading: str, max_rows: int | None = N
     for name, size in _WIDTHS.items():
         table.add_column(name, justify="left" if name == "State" else "right", no_wrap=True, min_width=size)
     rows, hidden = _ordered_rows(report, max_rows)
-    marked = never = False
+    marked = never = never_measured = False
     for partition, row in rows:
         word = state_word(partition, row, report.batched_run)
         cells = _compact_cells(row)
         marked = marked or cells[2].startswith(THROTTLE_MARK)
-        never = never or cells[2] == NEVER
+        never = never or (cells[2] == NEVER and row.eta.bound)
+        never_measured = never_measured or (cells[2] == NEVER and not row.eta.bound)
         name = f"{row.topic}-{row.partition}"
         table.add_row(name, str(row.broker), Text(word, style=_WORD_STYLES.get(word, "red")), *cells)
     parts: list = [Text(heading, style="bold", no_wrap=True, overflow="ellipsis"), table]
@@ -224,6 +232,8 @@ def progress_view(report: ProgressReport, heading: str, max_rows: int | None = N
         parts.append(Text(THROTTLE_NOTE, style="dim"))
     if never:
         parts.append(Text(NEVER_NOTE, style="yellow"))
+    if never_measured:
+        parts.append(Text(NEVER_MEASURED_NOTE, style="yellow"))
     for line in _urp_lines(report):  # every partition named, wrapped at the terminal's width
         parts.append(Text(line, style="yellow"))
     return Group(*parts)

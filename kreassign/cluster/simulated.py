@@ -503,7 +503,7 @@ class SimulatedCluster:
             if part is None or r.broker_id not in part.replicas or r.broker_id in self.offline:
                 continue
             if r.broker_id in part.copied and part.size:
-                result[r] = int(part.end_offset * part.copied[r] / part.size)
+                result[r] = int(part.end_offset * part.copied[r.broker_id] / part.size)
             else:
                 result[r] = part.end_offset
         return result

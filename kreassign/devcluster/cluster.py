@@ -43,6 +43,26 @@ NODE_JVM_OPTS = (
 )
 
 
+def tiered_storage(remote_dir: Path, version: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(broker, controller) properties of a cluster whose topics may keep their old segments in remote storage
+    (KIP-405): Kafka's ``LocalTieredStorage`` on ``remote_dir``, shared by the brokers; the metadata topic of one
+    partition; segments uploaded and local retention applied every second. A topic uses it with
+    ``remote.storage.enable=true`` (the controller checks that the cluster allows it)."""
+    from kreassign.devcluster.jars import tiered_storage_jar
+
+    broker = {
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": "org.apache.kafka.server.log.remote.storage.LocalTieredStorage",
+        "remote.log.storage.manager.class.path": str(tiered_storage_jar(version)),
+        "rsm.config.dir": str(remote_dir),
+        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+        "rlmm.config.remote.log.metadata.topic.num.partitions": "1",
+        "remote.log.manager.task.interval.ms": "1000",
+        "log.retention.check.interval.ms": "1000",
+    }
+    return broker, {"remote.log.storage.system.enable": "true"}
+
+
 def random_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
@@ -111,6 +131,8 @@ class LocalKafkaCluster:
     racks: tuple[str, ...] = ("rack-a", "rack-b")
     log_dirs_per_broker: int = 2
     broker_config: Mapping[str, str] = field(default_factory=dict)
+    #: properties of the controller nodes (a combined node gets both)
+    controller_config: Mapping[str, str] = field(default_factory=dict)
     security: ClusterSecurity | None = None
     start_timeout: float = 90.0
     #: each node's -Xmx: the default fits 4 to 6 nodes on a small machine; thousands of partitions per broker
@@ -238,6 +260,8 @@ class LocalKafkaCluster:
             props.update(self.security.node_properties(is_broker=node.is_broker))
         if node.is_broker:
             props.update(self._broker_properties(node))
+        if node.is_controller:
+            props.update(self.controller_config)
         return props
 
     def _small_node_properties(self, node: Node) -> dict[str, str]:

@@ -141,6 +141,29 @@ def kdc_classpath() -> str:
     return str(libs / "*")
 
 
+def tiered_storage_jar(version: str) -> Path:
+    """Kafka's storage test jar of a release, which holds ``LocalTieredStorage`` (a RemoteStorageManager on a
+    local folder, what Kafka's own tiered-storage tests use), resolved with Maven on first use. Maven Central has
+    it up to 4.3.x; 4.4.0 was published without its test jars."""
+    jar = cache_root() / f"kafka-{version}" / "tiered" / f"kafka-storage-{version}-test.jar"
+    if jar.exists():
+        return jar
+    check_prerequisites()
+    cmd = [
+        "mvn",
+        "-q",
+        "-B",
+        "dependency:copy",
+        f"-Dartifact=org.apache.kafka:kafka-storage:{version}:jar:test",
+        f"-DoutputDirectory={jar.parent}",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not jar.exists():
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
+        raise HarnessError(f"Maven could not resolve Kafka {version}'s storage test jar (LocalTieredStorage):\n{tail}")
+    return jar
+
+
 def classpath(version: str | None = None) -> str:
     return str(kafka_libs(version) / "*")
 

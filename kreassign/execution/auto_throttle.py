@@ -86,8 +86,12 @@ class AutoThrottle:
 
     @property
     def throttle(self) -> int:
-        """The run's throttle for its own estimates (ETA, shares): the least of the brokers'."""
-        return min(room.rate for room in self.rooms.values())
+        """The run's one throttle (its journal's record): the least of the brokers' (-1 with none)."""
+        return min((room.rate for room in self.rooms.values()), default=-1)
+
+    def rates(self) -> dict[int, int]:
+        """Each broker's throttle, for the run's estimates (ETA, shares): the rates set, else those to set."""
+        return {**{b: room.rate for b, room in self.rooms.items()}, **self.set}
 
     def handed_over(self, rate: int, event: Callable[[str], object]) -> None:
         """The operator handed the run a throttle (``--additional --throttle``): it holds from now on, and auto

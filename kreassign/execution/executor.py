@@ -167,7 +167,7 @@ class BatchedExecutor(Others):
         self.moving = self.in_flight.steps
         self.failures: dict[TopicPartition, str] = {}
         self.done: set[TopicPartition] = set()
-        self.meter = CopyMeter(port)  # sizes, bytes copied, rate
+        self.meter = CopyMeter(port, clock)  # sizes, bytes copied, rate
         # what the run knows of each partition of the plan: replicas and leader, as last read
         self.current: dict[TopicPartition, tuple[int, ...]] = {}
         self.leader: dict[TopicPartition, int | None] = {}
@@ -225,6 +225,7 @@ class BatchedExecutor(Others):
                         break
                     if len(self.done) + len(self.failures) == len(self.state.target) and not self.moving:
                         status = RunStatus.COMPLETED if not self.failures else RunStatus.FAILED
+                        self.meter.settle(self._live)  # what the last steps' new replicas received
                         break
                     self._check_offline(self._live)
                     if self.auto_throttle is not None:  # --throttle auto: the brokers' headroom, re-measured
@@ -257,7 +258,7 @@ class BatchedExecutor(Others):
         finally:
             # one count of bytes copied for the display and the final line: taken before the clean-up forgets
             # what the steps in flight had copied
-            copied, partial = self.meter.moved(), dict(self.meter.partial)
+            copied, partial, total = self.meter.moved(), dict(self.meter.partial), self.meter.total
             with signals_deferred():
                 reverted = self._clean_up(status, message)
         return Outcome(
@@ -272,6 +273,7 @@ class BatchedExecutor(Others):
             message,
             signum,
             sum(partial.get(tp, 0) for tp in reverted),
+            total,
         )
 
     def _until_due(self, now: float, wait: float) -> float:
@@ -396,7 +398,7 @@ class BatchedExecutor(Others):
 
     def _measure_sizes(self) -> None:
         try:
-            self.meter.measure(self._live, self.state.original, self.state.target, self.limits.replicas)
+            self.meter.measure(self._live, self.state.original, self.state.target, self.limits.replicas, self.clock())
         except Exception as exc:  # sizes only feed the display; the move goes on without them
             self.reporter.event(f"Replica sizes unavailable ({exc}); progress is shown in steps only")
 
@@ -475,9 +477,10 @@ class BatchedExecutor(Others):
             self._done(tp)
 
     def _set_remaining(self, tp: TopicPartition, replicas: tuple[int, ...]) -> None:
-        count = len(plan_partition(tp, replicas, self.state.target[tp], self.limits.replicas))
-        self._remaining_total += count - self._remaining.get(tp, 0)
-        self._remaining[tp] = count
+        steps = plan_partition(tp, replicas, self.state.target[tp], self.limits.replicas)
+        self._remaining_total += len(steps) - self._remaining.get(tp, 0)
+        self._remaining[tp] = len(steps)
+        self.meter.plan(tp, sum(len(s.adding) for s in steps))  # a resumed run copies what is left, not the plan
 
     def _enqueue(self, tp: TopicPartition) -> None:
         step = self.waiting.get(tp)
@@ -724,6 +727,7 @@ class BatchedExecutor(Others):
         self._remaining_total -= left
         if tp not in self.failures:
             self._steps_failed += left
+        self.meter.plan(tp, 0)  # what it had left to copy will never be copied
         self.failures[tp] = reason
         if not quiet:
             self.reporter.event(f"{tp}: {reason}; leaving it alone")
@@ -833,7 +837,8 @@ class BatchedExecutor(Others):
     # ---------------------------------------------------------------- progress
     def _progress(self) -> Progress:
         now = self.clock()
-        eta = self.meter.poll(now, self.moving, self._live, self.state.throttle, self.reporter.event)
+        rates = self.state.throttle if self.auto_throttle is None else self.auto_throttle.rates()  # auto: each its own
+        eta = self.meter.poll(now, self.moving, self._live, rates, self.reporter.event)
         steps_total = sum(self.state.steps_done.values()) + self._remaining_total + self._steps_failed
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"

@@ -48,7 +48,9 @@ class FallingBehind:
 
 class BehindWatch:
     def __init__(self) -> None:
-        self._gaps: dict[TopicPartition, deque[tuple[float, int, int]]] = {}  # (at, gap, held)
+        # (at, gap, held) of each step in flight: by partition and target, as the steps named (a partition's next
+        # step may start in the poll its previous one ended: its gaps are its own)
+        self._gaps: dict[tuple[TopicPartition, tuple[int, ...]], deque[tuple[float, int, int]]] = {}
         self._told: set[tuple[TopicPartition, tuple[int, ...]]] = set()
         self.named: list[FallingBehind] = []  # every step named during the run
 
@@ -63,15 +65,16 @@ class BehindWatch:
         """``gaps``: step in flight -> (bytes its new replicas are behind their leader, bytes they hold: each the
         mean over its new replicas); ``writes``: write rates of the partitions. Returns the steps named for the
         first time."""
-        for tp in [tp for tp in self._gaps if tp not in steps]:
-            del self._gaps[tp]
+        in_flight = {(tp, step.target) for tp, step in steps.items()}
+        for key in [key for key in self._gaps if key not in in_flight]:
+            del self._gaps[key]
         named = []
         for tp, (gap, held) in gaps.items():
-            samples = self._gaps.setdefault(tp, deque())  # a throttled copy moves in fetches: the gap saws
+            key = (tp, steps[tp].target)
+            samples = self._gaps.setdefault(key, deque())  # a throttled copy moves in fetches: the gap saws
             samples.append((now, gap, held))
             while len(samples) > FALLING_BEHIND_POLLS and now - samples[1][0] >= FALLING_BEHIND_S:
                 samples.popleft()
-            key = (tp, steps[tp].target)
             span = now - samples[0][0]
             if not throttled or key in self._told or len(samples) < FALLING_BEHIND_POLLS or span < FALLING_BEHIND_S:
                 continue

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kreassign.execution.watch import Ended, deleted_topics, ended_step
 from kreassign.model import PartitionReassignment, TopicPartition
-from kreassign.planning.steps import Step, plan_partition, replica_ids
+from kreassign.planning.steps import Step, replica_ids
 
 
 @dataclass
@@ -119,9 +119,6 @@ class Others:
             for tp in partitions:
                 self.touched.discard(tp)
                 if tp not in self.done and tp not in self.failures:
-                    if self.meter.total is not None:  # what it had left to copy will never be copied
-                        left = plan_partition(tp, self.current[tp], self.state.target[tp], self.limits.replicas)
-                        self.meter.total -= sum(len(s.adding) for s in left) * self.meter.sizes.get(tp, 0)
                     self._fail(tp, "the topic was deleted during the run", quiet=True)
         self._save_changes()
         return True

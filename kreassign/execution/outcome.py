@@ -21,8 +21,8 @@ class Progress:
     steps_done: int
     steps_total: int
     bytes_total: int | None
-    # bytes copied: each finished step's new replicas times its partition's size, plus what the new replicas of
-    # the steps in flight hold (as last measured); the final line counts the same (Outcome.bytes_moved)
+    # bytes copied: what the new replicas of the finished steps and of those in flight received (their logs'
+    # growth, as last read: execution.copy_meter); the final line counts the same (Outcome.bytes_moved)
     bytes_moved: int | None
     rate: float | None  # bytes/s
     eta: float | None  # seconds (kreassign.planning.eta, as --progress says it)
@@ -62,3 +62,4 @@ class Outcome:
     message: str = ""
     signum: int | None = None  # the signal that interrupted the run
     bytes_reverted: int = 0  # of bytes_moved, what the steps reverted by the clean-up had copied (discarded)
+    bytes_total: int | None = None  # the bytes the run copies, as the display counts them when it ended

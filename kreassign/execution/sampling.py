@@ -32,6 +32,11 @@ def log_samples(port: ClusterPort, partitions: Sequence[TopicPartition]) -> dict
     return samples
 
 
+COMMITS_EVERY_S = 1.0
+"""How often ``sample_rates`` reads the groups' committed offsets during its window: a group commits in steps (a Java
+consumer every 5 s), and its read rate is measured between the commits seen (``planning.traffic.read_rate``)."""
+
+
 def sample_rates(
     port: ClusterPort,
     partitions: Iterable[TopicPartition],
@@ -39,19 +44,25 @@ def sample_rates(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[TopicPartition, PartitionRates]:
-    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart. The
-    window is the time measured from the start of the first round of Admin calls to the start of the second:
-    each value is read at the same point of its round, so slow calls neither lengthen nor shorten it (the
-    end of the second round would add that round's duration)."""
+    """Bytes written and read per second of each partition, from two samples about ``window_s`` apart, and the
+    groups' committed offsets read every ``COMMITS_EVERY_S`` between them. The window is the time measured from
+    the start of the first round of Admin calls to the start of the second: each value is read at the same point
+    of its round, so slow calls neither lengthen nor shorten it (the end of the second round would add that
+    round's duration)."""
     wanted = list(dict.fromkeys(partitions))
     if not wanted:
         return {}
     began = clock()
     before = log_samples(port, wanted)
     committed_before = port.committed_offsets(wanted)
+    between: list[tuple[float, dict]] = []
+    while committed_before and window_s - (clock() - began) > COMMITS_EVERY_S * 1.5:
+        sleep(COMMITS_EVERY_S)
+        committed = port.committed_offsets(wanted)
+        between.append((clock() - began, committed))  # read as its call ends
     sleep(max(window_s - (clock() - began), 0.0))
     second = clock()
     after = log_samples(port, wanted)
     committed_after = port.committed_offsets(wanted)
     elapsed = max(second - began, 1e-3)
-    return estimate_rates(before, after, committed_before, committed_after, elapsed)  # type: ignore[return-value]
+    return estimate_rates(before, after, committed_before, committed_after, elapsed, between)  # type: ignore[return-value]

@@ -18,7 +18,7 @@ pass 0.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -117,17 +117,33 @@ class CopyRate:
 def throttle_shares(
     copies: Mapping[K, tuple[int, float | None, int | None, float | None]],
     leader_load: Mapping[int, float] | None = None,
+    concurrent: Mapping[int, int] | None = None,
 ) -> dict[K, float]:
-    """Each copy's share of the throttles that bind it. ``copies``: copy -> (receiving broker, its follower rate
-    or None when it does not bind this copy, serving leader, its leader rate or None). The follower rate is
-    shared by the throttled copies into its broker, the leader rate by those its leader serves; a copy gets the
-    smaller share, and none when neither binds it.
+    """Each copy's share of the throttles that bind it (``binding_shares``, without the broker)."""
+    return {key: share for key, (share, _) in binding_shares(copies, leader_load, concurrent).items()}
+
+
+def binding_shares(
+    copies: Mapping[K, tuple[int, float | None, int | None, float | None]],
+    leader_load: Mapping[int, float] | None = None,
+    concurrent: Mapping[int, int] | None = None,
+) -> dict[K, tuple[float, int]]:
+    """Each copy's share of the throttles that bind it: the one model of every surface (the batched run's panel
+    and lines, --progress and --watch, the slow-move warnings). ``copies``: copy -> (receiving broker, its
+    follower rate or None when it does not bind this copy, serving leader, its leader rate or None). The follower
+    rate is shared by the throttled copies into its broker, the leader rate by those its leader serves; a copy
+    gets the smaller share, and none when neither binds it.
 
     ``leader_load``: bytes/s a leader already sends under its throttle besides the copies: Kafka counts against
     the leader's throttle every follower fetch of a partition its list names, in-sync followers too (they are
     never held back), so the replication of the writes to a moving partition's in-sync followers leaves the
     copies that much less. Measured on the real cluster, a 16 MB copy under an 800,000 B/s throttle while a
-    producer wrote 156 kB/s into it (one in-sync follower): the gap closed at 480 kB/s, not 644."""
+    producer wrote 156 kB/s into it (one in-sync follower): the gap closed at 480 kB/s, not 644.
+
+    ``concurrent``: the most copies a broker takes part in at once (a batched run's limit), when ``copies`` holds
+    more than will run together (a plan not started yet).
+
+    Returns copy -> (its share, the broker whose throttle gives it: the receiving one or the leader)."""
     load = leader_load or {}
     into: dict[int, int] = {}
     out_of: dict[int, int] = {}
@@ -136,16 +152,41 @@ def throttle_shares(
             into[broker] = into.get(broker, 0) + 1
         if leader is not None and leader_rate is not None:
             out_of[leader] = out_of.get(leader, 0) + 1
-    shares: dict[K, float] = {}
+
+    def sharing(counts: dict[int, int], broker: int) -> int:
+        if concurrent is None or broker not in concurrent:
+            return counts[broker]
+        return max(1, min(counts[broker], concurrent[broker]))
+
+    shares: dict[K, tuple[float, int]] = {}
     for key, (broker, follower, leader, leader_rate) in copies.items():
         limits = []
         if follower is not None:
-            limits.append(follower / into[broker])
+            limits.append((follower / sharing(into, broker), broker))
         if leader is not None and leader_rate is not None:
-            limits.append(max(0.0, leader_rate - load.get(leader, 0.0)) / out_of[leader])
+            limits.append((max(0.0, leader_rate - load.get(leader, 0.0)) / sharing(out_of, leader), leader))
         if limits:
-            shares[key] = min(limits)
+            shares[key] = min(limits, key=lambda limit: limit[0])
     return shares
+
+
+def broker_rates(rate: float | Mapping[int, float] | None) -> Callable[[int | None], float | None]:
+    """A broker's throttle rate (both ways, as a batched run, the Apache ``--throttle`` and ``--throttle auto`` set
+    them) from one rate for every broker or one per broker; None where none is set (below 0: none)."""
+    if rate is None or isinstance(rate, (int, float)):
+        every = None if rate is None or rate < 0 else float(rate)
+        return lambda broker: every
+    rates = {b: float(r) for b, r in rate.items() if r >= 0}
+    return lambda broker: None if broker is None else rates.get(broker)
+
+
+def rated_copies(
+    copies: Mapping[K, tuple[int, int | None]], rate: float | Mapping[int, float] | None
+) -> dict[K, tuple[int, float | None, int | None, float | None]]:
+    """``throttle_shares``'s copies under broker rates set both ways on the brokers (``broker_rates``): ``copies``:
+    copy -> (receiving broker, serving leader or None)."""
+    of = broker_rates(rate)
+    return {key: (broker, of(broker), leader, of(leader)) for key, (broker, leader) in copies.items()}
 
 
 def plan_throttle(shares: Mapping[K, float], copies: int) -> float | None:

@@ -75,8 +75,8 @@ def auto_throttles(
 
 
 def parse_capacities(text: str) -> dict[int, float]:
-    """``--broker-capacity-file``: a JSON object, broker id -> bytes/s (each a number above 0); ValueError says
-    what is wrong."""
+    """``--broker-capacity-file``: a JSON object, broker id -> bytes/s (each a finite number above 0); ValueError
+    says what is wrong."""
     import json
 
     try:
@@ -89,7 +89,8 @@ def parse_capacities(text: str) -> dict[int, float]:
     for key, value in document.items():
         if not str(key).strip().isdigit():
             raise ValueError(f"'{key}' is not a broker id")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            # JSON as Python reads it takes Infinity (and 1e999): a rate that no throttle can be set to
             raise ValueError(f"the capacity of broker {key} must be bytes/s above 0, not {json.dumps(value)}")
         capacities[int(key)] = float(value)
     return capacities

@@ -17,13 +17,15 @@ In-sync means "in the ISR" (the broker's own definition). Lag is the leader's lo
 the replica's, both read from the brokers themselves; bytes behind is the leader's log size minus the
 replica's (DescribeLogDirs). A replica that is being added but has no log yet is behind by the whole
 leader log (messages counted from offset 0). The rate is how fast the replica's log grew between two
-samples; the ETA divides the bytes behind by how fast that gap closed (copy rate minus the leader's
-own growth), or by the message gap's closing rate when sizes are missing. No closing rate, no ETA.
+samples (none when it shrank: its broker deleted segments); the ETA is the plan's estimate applied to one copy
+(``ReplicaProgress.eta``, ``planning.eta.estimate_eta``): bytes behind / (the copy rate, bounded by the copy's
+share of the throttle, less its partition's write rate), or the messages behind over the message rates when
+sizes are missing. No rate and no throttle, no ETA.
 
-A throttled follower copies in bursts, so between two samples it may copy nothing. When the copy is
-throttled (``with_throttles``: its topic lists the replica and its broker, or its leader, has a rate), the
-row also gets its share of the throttle (the broker's rate divided by the throttled copies it takes part
-in), and ``eta_bound_s`` estimates bytes behind / that share when no rate was measured.
+When the copy is throttled (``with_throttles``: its topic lists the replica and its broker, or its leader, has
+a rate), the row gets its share of the throttle (``planning.eta.throttle_shares``, the model of every surface):
+a throttled follower copies in bursts, so between two samples 1 s apart it may copy nothing or a whole fetch,
+and the share is then the rate.
 
 A partition of a running batched plan (``batched_run``) that has not been reached yet is not stuck: its
 target replicas are simply not on their brokers yet; the plan is in progress.
@@ -123,11 +125,17 @@ class ReplicaProgress:
     messages_behind: int | None = None
     bytes_behind: int | None = None
     rate_bytes_per_s: float | None = None
-    eta_s: float | None = None
+    """How fast its log grew between the samples (never below 0; None with one sample, or when its log lost
+    segments meanwhile: what arrived is then unknown)."""
     throttle_rate_bytes_per_s: float | None = None
     """This copy's share of the throttles that bind it (None: not throttled, or not known)."""
     write_bytes_per_s: float | None = None
     """How fast its partition is written meanwhile (the leader's log between the samples; None: one sample)."""
+    interval_s: float | None = None
+    """Seconds between the samples its rates come from."""
+    messages_per_s: float | None = None
+    """How fast its log end offset grew, and its leader's (the ETA in messages, when sizes are unknown)."""
+    leader_messages_per_s: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", ReplicaStatus(self.status))
@@ -138,26 +146,37 @@ class ReplicaProgress:
         return status_text(self)
 
     @property
-    def eta_bound_s(self) -> float | None:
-        """With no copy measured between the samples (rate 0 or unknown) but a throttle: bytes behind / (the
-        throttle's share of this copy less its partition's write rate), the soonest it can end. None otherwise,
-        and when the share cannot overtake the writes (``never_ends``)."""
-        if not self._bound_only or self.never_ends:
-            return None
-        return self.bytes_behind / (self.throttle_rate_bytes_per_s - (self.write_bytes_per_s or 0.0))  # type: ignore[operator]
+    def eta(self) -> Eta:
+        """When its copy ends, by the one estimate of the plan's ETA (``planning.eta.estimate_eta``): bytes behind /
+        (its copy rate, bounded by its share of the throttle, less its partition's write rate). Over one interval
+        of less than ``TRUSTED_SPAN_S`` (--progress's 1 s) a throttled copy's rate is its share: a throttled copy
+        moves in bursts, so one interval shows nothing or a burst. Without sizes, the messages behind over the
+        message rates. With one sample, unknown: its partition's writes are not measured yet, and an ETA that takes
+        them for none is too soon."""
+        if self.status is not ReplicaStatus.BEHIND:
+            return Eta(None)
+        if self.interval_s is None and (self.bytes_behind or self.messages_behind):
+            return Eta(None)
+        if self.bytes_behind is not None:
+            return estimate_eta(
+                self.bytes_behind,
+                self.rate_bytes_per_s,
+                self.interval_s,
+                throttle=self.throttle_rate_bytes_per_s,
+                write_rate=self.write_bytes_per_s or 0.0,
+            )
+        if self.messages_behind is not None:
+            return estimate_eta(
+                self.messages_behind,
+                self.messages_per_s,
+                self.interval_s,
+                write_rate=max(0.0, self.leader_messages_per_s or 0.0),
+            )
+        return Eta(None)
 
     @property
-    def never_ends(self) -> bool:
-        """Bound by the throttle, whose share of this copy is no more than its partition's write rate: the copy
-        never catches up at this throttle."""
-        return self._bound_only and (self.write_bytes_per_s or 0.0) >= self.throttle_rate_bytes_per_s  # type: ignore[operator]
-
-    @property
-    def _bound_only(self) -> bool:
-        measured = self.rate_bytes_per_s is not None and self.rate_bytes_per_s > 0
-        if self.status is not ReplicaStatus.BEHIND or measured or self.eta_s is not None:
-            return False
-        return bool(self.throttle_rate_bytes_per_s) and self.bytes_behind is not None
+    def eta_s(self) -> float | None:
+        return self.eta.seconds
 
 
 @dataclass(frozen=True)
@@ -217,9 +236,16 @@ class ProgressReport:
     def eta(self) -> Eta:
         """When the plan's copies end (``kreassign.planning.eta``): bytes left / (the copy rate, bounded by the
         throttle's shares of the copies in flight, less ``write_rate``). The copy rate is how fast the bytes left
-        shrank with the writes to the replicas behind added back."""
+        shrank with the writes to the replicas behind added back. With one sample (the first frame of --watch),
+        unknown: the writes are not measured yet."""
         behind = [row for p in self.partitions for row in p.replicas if row.status is ReplicaStatus.BEHIND]
-        shares = {i: row.throttle_rate_bytes_per_s for i, row in enumerate(behind) if row.throttle_rate_bytes_per_s}
+        if self.interval_s is None and behind and self.bytes_left:
+            return Eta(None)
+        shares = {
+            i: row.throttle_rate_bytes_per_s
+            for i, row in enumerate(behind)
+            if row.throttle_rate_bytes_per_s is not None
+        }
         throttle = plan_throttle(shares, len(behind))  # type: ignore[arg-type]
         writes = self.write_rate or 0.0
         copy = None if self.left_rate is None else self.left_rate + writes
@@ -260,13 +286,17 @@ def classify_urp(info: PartitionInfo, reassignment: PartitionReassignment | None
 def _rate(
     first: Mapping[TopicPartitionReplica, int],
     second: Mapping[TopicPartitionReplica, int],
-    key: TopicPartitionReplica,
+    key: TopicPartitionReplica | None,
     dt: float | None,
 ) -> float | None:
-    if dt is None or dt <= 0 or key not in second:
+    """How fast the replica's log (its size, or its log end offset) grew between the samples; None when it shrank
+    (its broker deleted segments meanwhile: tiered storage's local retention trims a follower being filled, and
+    a follower whose fetch position its leader trimmed away starts again from the leader's local log) or with one
+    sample. A replica that had no log at the first sample (its copy started since) grew from nothing."""
+    if key is None or dt is None or dt <= 0 or key not in second:
         return None
-    # a replica that had no log at the first sample (its copy started since) grew from nothing, as in ``_eta``
-    return (second[key] - first.get(key, 0)) / dt
+    grown = second[key] - first.get(key, 0)
+    return None if grown < 0 else grown / dt
 
 
 def _gap(leader: int | None, replica: int | None) -> int | None:
@@ -305,46 +335,21 @@ def _replica_row(
         messages, behind_bytes = _gap(leader_leo, 0), _gap(leader_size, 0)
     else:
         messages, behind_bytes = _gap(leader_leo, leo), _gap(leader_size, size)
-    rate = eta = None
-    if first is not None:
-        rate = _rate(first.sizes, last.sizes, replica, dt)
-        eta = _eta(first, last, replica, leader, behind_bytes, messages, dt)
     return ReplicaProgress(
         **base,
         status=ReplicaStatus.BEHIND,
         log_end_offset=leo,
         messages_behind=messages,
         bytes_behind=behind_bytes,
-        rate_bytes_per_s=rate,
-        eta_s=eta,
+        rate_bytes_per_s=_rate(first.sizes, last.sizes, replica, dt) if first else None,
+        interval_s=dt,
+        messages_per_s=_rate(first.log_end_offsets, last.log_end_offsets, replica, dt) if first else None,
+        leader_messages_per_s=(
+            _rate(first.log_end_offsets, last.log_end_offsets, leader, dt)
+            if first and leader in first.log_end_offsets
+            else None
+        ),
     )
-
-
-def _eta(
-    first: ReplicaSample,
-    last: ReplicaSample,
-    replica: TopicPartitionReplica,
-    leader: TopicPartitionReplica | None,
-    behind_bytes: int | None,
-    messages: int | None,
-    dt: float | None,
-) -> float | None:
-    """Gap divided by how fast the gap closed between the samples (bytes first, else messages)."""
-    if leader is None or dt is None or dt <= 0:
-        return None
-    for gap, values in ((behind_bytes, "sizes"), (messages, "log_end_offsets")):
-        if gap is None:
-            continue
-        before, after = getattr(first, values), getattr(last, values)
-        if leader not in before or leader not in after:
-            continue
-        copied = after.get(replica, 0) - before.get(replica, 0)
-        produced = after[leader] - before[leader]
-        closing = (copied - produced) / dt
-        if gap == 0:
-            return 0.0
-        return gap / closing if closing > 0 else None
-    return None
 
 
 def compute_progress(

@@ -19,7 +19,7 @@ of two replicas.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -92,11 +92,20 @@ def read_rate(
     committed_after: Mapping[str, int],
     per_message: float | None,
     window_s: float,
+    between: Sequence[tuple[float, Mapping[str, int]]] = (),
 ) -> tuple[float, tuple[str, ...]]:
-    """Bytes read per second by the groups that committed at both ends of the window (``group -> offset``)."""
+    """Bytes read per second by the groups that committed at both ends of the window (``group -> offset``).
+
+    A group commits now and then (a Java consumer every 5 s by default), so its committed offset moves in steps:
+    over a window of W seconds it moves by the commits that fell in the window, which is up to one commit interval
+    C more or less than W's worth (measured: a 30 s window read 15 % low against commits every 5 s). With
+    ``between`` (the committed offsets read during the window: (seconds since its start, group -> offset), in
+    order), a group seen committing at least twice is measured from its first commit seen to its last, a whole
+    number of its intervals: each commit is placed midway between the reads around it, so the error is the reads'
+    spacing, not C."""
     if window_s <= 0:
         raise ValueError("the sampling window must be longer than 0 seconds")
-    consumed = 0
+    per_second = 0.0
     notes: list[str] = []
     for group, after in sorted(committed_after.items()):
         before = committed_before.get(group)
@@ -105,11 +114,26 @@ def read_rate(
         if after < before:
             notes.append(f"group {group} moved its offset back during the window: not counted")
             continue
-        consumed += after - before
-    if consumed and per_message is None:
-        notes.append(f"{consumed} messages read but their size is unknown: rate 0")
+        per_second += _commits_rate(group, before, after, window_s, between)
+    if per_second and per_message is None:
+        notes.append(f"{round(per_second * window_s)} messages read but their size is unknown: rate 0")
         return 0.0, tuple(notes)
-    return (consumed * per_message / window_s if consumed else 0.0), tuple(notes)
+    return (per_second * per_message if per_second else 0.0), tuple(notes)  # type: ignore[operator]
+
+
+def _commits_rate(
+    group: str, before: int, after: int, window_s: float, between: Sequence[tuple[float, Mapping[str, int]]]
+) -> float:
+    """Messages per second the group read: between its first and last commits seen, else over the window."""
+    reads = [(0.0, before), *((at, offsets[group]) for at, offsets in between if group in offsets), (window_s, after)]
+    changes = [
+        ((reads[i - 1][0] + reads[i][0]) / 2, reads[i][1])
+        for i in range(1, len(reads))
+        if reads[i][1] != reads[i - 1][1]
+    ]
+    if len(changes) >= 2 and changes[-1][0] > changes[0][0] and changes[-1][1] >= changes[0][1]:
+        return (changes[-1][1] - changes[0][1]) / (changes[-1][0] - changes[0][0])
+    return (after - before) / window_s
 
 
 def estimate_rates(
@@ -118,56 +142,71 @@ def estimate_rates(
     committed_before: Mapping[object, Mapping[str, int]],
     committed_after: Mapping[object, Mapping[str, int]],
     window_s: float,
+    committed_between: Sequence[tuple[float, Mapping[object, Mapping[str, int]]]] = (),
 ) -> dict[object, PartitionRates]:
-    """Rates of every partition sampled at both ends of the window (keys: partitions)."""
+    """Rates of every partition sampled at both ends of the window (keys: partitions); ``committed_between``: the
+    groups' committed offsets read during the window (``read_rate``)."""
     rates = {}
     for tp, last in after.items():
         first = before.get(tp)
         if first is None:
             continue
         written, per_message, notes = write_rate(first, last, window_s)
-        read, read_notes = read_rate(committed_before.get(tp, {}), committed_after.get(tp, {}), per_message, window_s)
+        between = [(at, committed[tp]) for at, committed in committed_between if tp in committed]
+        read, read_notes = read_rate(
+            committed_before.get(tp, {}), committed_after.get(tp, {}), per_message, window_s, between
+        )
         rates[tp] = PartitionRates(written, read, per_message, notes + read_notes)
     return rates
 
 
 @dataclass(frozen=True)
 class SlowMove:
-    """A move whose partition is written at least as fast as the throttle share its copy gets."""
+    """A move whose partition is written at least as fast as the throttle share its copy gets (``broker``: the
+    broker whose throttle gives that share, ``leader``: it is the partition's leader, serving the copy)."""
 
     partition: object
     write_bytes_per_s: float
     share_bytes_per_s: float
     broker: int
+    leader: bool = False
 
 
 def slow_moves(
     adding: Mapping[object, Iterable[int]],
     write_rates: Mapping[object, float],
-    throttle_bytes_per_s: float,
+    throttle: float | Mapping[int, float],
     concurrent: Mapping[int, int] | None = None,
+    serving: Mapping[object, int | None] | None = None,
+    in_sync: Mapping[object, int] | None = None,
 ) -> list[SlowMove]:
-    """Moves (partition -> brokers receiving a copy) whose copy cannot catch up with the writes.
+    """Moves (partition -> brokers receiving a copy) whose copy cannot catch up with the writes, under
+    ``throttle`` B/s on every broker (or each broker's own), by the one model of the throttle's shares
+    (``planning.eta.binding_shares``): a broker receiving k copies at once gives each a kth of its rate, a leader
+    serving k copies (``serving``: each partition's leader) a kth of what its rate leaves after replicating the
+    writes to the partitions' in-sync followers (``in_sync``: how many each has besides its leader). Without
+    ``concurrent`` every move starts at once (the Apache --execute); a batched run passes its own limit of copies
+    per broker. Sorted by partition."""
+    from kreassign.planning.eta import binding_shares, rated_copies
 
-    The throttle is per broker: a broker receiving k copies at once gives each about throttle / k. Without
-    ``concurrent`` every move starts at once (the Apache --execute): k is the number of copies each broker
-    receives in ``adding``; a batched run passes its own limit of copies per broker. Sorted by partition."""
-    if throttle_bytes_per_s <= 0:
-        return []
-    receiving: dict[int, int] = {}
-    for brokers in adding.values():
-        for b in set(brokers):
-            receiving[b] = receiving.get(b, 0) + 1
+    copies = {(tp, b): (b, (serving or {}).get(tp)) for tp, brokers in adding.items() for b in sorted(set(brokers))}
+    load: dict[int, float] = {}
+    for tp, followers in (in_sync or {}).items():
+        leader = (serving or {}).get(tp)
+        if leader is not None and followers > 0 and tp in adding:
+            load[leader] = load.get(leader, 0.0) + write_rates.get(tp, 0.0) * followers
+    shares = binding_shares(rated_copies(copies, throttle), load, concurrent)
     slow = []
-    for tp, brokers in adding.items():
+    for tp, brokers in sorted(adding.items(), key=lambda item: str(item[0])):
         rate = write_rates.get(tp, 0.0)
         if rate <= 0:
             continue
         for b in sorted(set(brokers)):
-            k = receiving[b] if concurrent is None else max(1, min(receiving[b], concurrent.get(b, receiving[b])))
-            share = throttle_bytes_per_s / k
+            if (tp, b) not in shares:
+                continue
+            share, via = shares[(tp, b)]
             if rate >= share:
-                slow.append(SlowMove(tp, rate, share, b))
+                slow.append(SlowMove(tp, rate, share, via, via != b))
                 break
     return slow
 
@@ -176,31 +215,35 @@ class WriteWindow:
     """Write rates of partitions over a sliding window of polls, for the one ETA (``planning.eta``): each poll
     adds the partition's leader and its ``LogSample``; the rate is ``write_rate`` between the newest sample and
     the oldest of about the last ``window_s`` seconds taken from the same leader (a leader that moved makes the
-    sizes those of another replica: its window starts again)."""
+    sizes those of another replica: its window starts again). A first sample may name no leader (the partition's
+    largest replica, read with the whole plan): the next one's leader then takes it over."""
 
     def __init__(self, window_s: float) -> None:
         self.window_s = window_s
         self._samples: dict[object, deque[tuple[float, object, LogSample]]] = {}
 
     def add(self, at: float, logs: Mapping[object, tuple[object, LogSample]]) -> None:
-        """``logs``: partition -> (its leader, its log now). Partitions not in ``logs`` are forgotten."""
-        for key in [k for k in self._samples if k not in logs]:
-            del self._samples[key]
+        """``logs``: partition -> (its leader, its log now). The other partitions keep their samples."""
         for key, (leader, sample) in logs.items():
             samples = self._samples.setdefault(key, deque())
-            if samples and samples[-1][1] != leader:
+            if samples and samples[-1][1] != leader and samples[-1][1] is not None:
                 samples.clear()
             samples.append((at, leader, sample))
             while len(samples) > 2 and at - samples[1][0] >= self.window_s:
                 samples.popleft()
 
-    def rate(self, key: object) -> float | None:
-        """Bytes written per second to the partition over the window (None before two samples)."""
+    def forget(self, keys: Iterable[object]) -> None:
+        for key in keys:
+            self._samples.pop(key, None)
+
+    def rate(self, key: object, min_span_s: float = 0.0) -> float | None:
+        """Bytes written per second to the partition over the window (None before two samples at least
+        ``min_span_s`` apart)."""
         samples = self._samples.get(key)
-        if not samples or len(samples) < 2 or samples[-1][0] <= samples[0][0]:
+        if not samples or len(samples) < 2 or samples[-1][0] - samples[0][0] <= max(0.0, min_span_s - 1e-9):
             return None
         return write_rate(samples[0][2], samples[-1][2], samples[-1][0] - samples[0][0])[0]
 
-    def rates(self) -> dict[object, float]:
+    def rates(self, min_span_s: float = 0.0) -> dict[object, float]:
         """Every partition with a rate."""
-        return {key: rate for key in self._samples if (rate := self.rate(key)) is not None}
+        return {key: rate for key in self._samples if (rate := self.rate(key, min_span_s)) is not None}

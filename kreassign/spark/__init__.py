@@ -17,6 +17,23 @@ from kreassign.planning.context import BalanceContext
 from kreassign.spark.interruption import interrupted
 
 INSTALL_HINT = "--engine spark needs pyspark, pandas and pyarrow: pip install 'kreassign[spark]'"
+#: The self-contained executable carries no Spark (hundreds of MB, and a Java runtime to go with it).
+EXECUTABLE_HINT = (
+    "--engine spark needs pyspark, pandas and pyarrow, which the self-contained executable does not carry: "
+    "pip install 'kreassign[spark]' and run that kreassign"
+)
+#: The file beside the self-contained executable's interpreter (packaging/build_executable.py writes it).
+EXECUTABLE_MARKER = "KREASSIGN-EXECUTABLE.json"
+
+
+def missing_spark(exc: ImportError) -> CommandError:
+    """The one line that says how to get the Spark engine: the Python package's extra. The self-contained
+    executable (its interpreter's prefix holds ``EXECUTABLE_MARKER``) cannot add it, and says so."""
+    import os
+    import sys
+
+    executable = os.path.isfile(os.path.join(sys.prefix, EXECUTABLE_MARKER))
+    return CommandError(f"{EXECUTABLE_HINT if executable else INSTALL_HINT} ({exc.name} is missing)")
 
 
 def plan_balanced_spark(
@@ -35,7 +52,7 @@ def plan_balanced_spark(
         import pyarrow  # noqa: F401
         import pyspark  # noqa: F401
     except ImportError as exc:
-        raise CommandError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+        raise missing_spark(exc) from None
     from kreassign.spark.pipeline import run_pipeline
 
     if session is None:
@@ -61,7 +78,7 @@ def snapshot_planner(
         import pyarrow  # noqa: F401
         import pyspark  # noqa: F401
     except ImportError as exc:
-        raise CommandError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+        raise missing_spark(exc) from None
     from kreassign.spark.planner import SnapshotPlanner
     from kreassign.spark.session import spark_session
 

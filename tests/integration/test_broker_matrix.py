@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from kreassign.cluster.kafka import KafkaCluster
-from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster
+from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster, tiered_storage
 from kreassign.devcluster.topics import create_topic
 from kreassign.execution.watch import RATES_NOT_REPORTED
 from kreassign.model import TopicPartition
@@ -49,6 +50,9 @@ RELEASES = [
 BROKERS = "1,2,3,4"
 #: the heavier flows rotate over a few releases (the time budget of the suite): the oldest, a KRaft 3.x, the newest
 HEAVY = [("2.4.1", "zookeeper"), ("3.6.2", "kraft"), ("4.4.0", "kraft")]
+#: the release whose cluster also keeps segments in remote storage (Kafka's LocalTieredStorage, from its storage test
+#: jar on Maven Central, published up to 4.3.x: 4.4.0 has none)
+TIERED = [("4.3.1", "kraft")]
 
 
 def release_id(release: tuple[str, str]) -> str:
@@ -59,8 +63,18 @@ def release_id(release: tuple[str, str]) -> str:
 def matrix_cluster(request, tmp_path_factory) -> Iterator[LocalKafkaCluster]:
     version, mode = request.param
     cluster_class = ZooKeeperKafkaCluster if mode == "zookeeper" else LocalKafkaCluster
+    folder = tmp_path_factory.mktemp(f"matrix-{version}-{mode}")
+    broker_config, controller_config = {}, {}
+    if (version, mode) in TIERED:
+        (folder / "remote").mkdir()
+        broker_config, controller_config = tiered_storage(folder / "remote", version)
     cluster = cluster_class(
-        tmp_path_factory.mktemp(f"matrix-{version}-{mode}"), brokers=4, kafka_version=version, start_timeout=150
+        folder,
+        brokers=4,
+        kafka_version=version,
+        start_timeout=150,
+        broker_config=broker_config,
+        controller_config=controller_config,
     )
     try:
         cluster.start()
@@ -357,3 +371,90 @@ def test_batched_execute_cancelled_from_a_second_shell(matrix_cluster, tmp_path)
         for run in runs:
             run.close(port)
         port.close()
+
+
+TIERED_BYTES = 30_000_000
+LOCAL_RETENTION = 2 * 1024 * 1024
+UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+
+
+@pytest.mark.parametrize("matrix_cluster", TIERED, ids=[release_id(r) for r in TIERED], indirect=True)
+def test_a_tiered_topic_moved_while_local_retention_trims_it(matrix_cluster, tmp_path):
+    """Issue 39: a topic in tiered storage (30 MB written, its segments uploaded to remote storage) moved while
+    local retention (2 MiB) trims its leader. The new replica's fetch position falls below the leader's local log,
+    so it starts again from there, and local retention trims it too: its log shrinks while it is filled. Before,
+    --progress gave it a negative rate (-991,141 B/s, two runs out of two), and the run said it copied the
+    partition's size at the start (28.9 MiB) where the new replica received a few MB. Now no rate, size or ETA is
+    below 0, and the run's "copied" is what the new replica was seen receiving."""
+    from confluent_kafka import Producer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    from kreassign.actions.progress import read_progress
+    from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceType
+    from kreassign.documents import progress_document
+    from kreassign.model import ReassignmentPlan, TopicPartitionReplica
+    from tests.schema_check import check_document
+
+    bootstrap = matrix_cluster.bootstrap_servers
+    topic = f"tiered-{uuid.uuid4().hex[:8]}"
+    # everything kept locally (-2: as retention.bytes, -1) until the run has measured the partition
+    configs = {"remote.storage.enable": "true", "segment.bytes": str(1024 * 1024), "local.retention.bytes": "-2"}
+    refused: list[Exception] = []
+
+    def created() -> bool:  # a cluster just started may refuse it while its remote storage starts
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            admin.create_topics([NewTopic(topic, replica_assignments={0: [1]}, topic_configs=configs)])
+            return True
+        except Exception as exc:
+            refused.append(exc)
+            return "TopicAlreadyExists" in type(exc).__name__
+        finally:
+            admin.close()
+
+    assert wait_until(created, timeout=60, interval=1), refused
+    port = KafkaCluster(bootstrap_servers=bootstrap)
+    assert wait_until(lambda: topic in port.list_topic_names(), timeout=30)
+    partition = TopicPartition(topic, 0)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": 1})
+    for i in range(TIERED_BYTES // 1000):
+        producer.produce(topic, value=os.urandom(1000), partition=0)  # incompressible: 30 MB on disk
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0
+    plan = plan_file(tmp_path / "plan.json", topic, [[2]])
+    run_args = ["--bootstrap-server", bootstrap, "--execute", "--reassignment-json-file", plan]
+    run_args += ["--max-partition-movements", "1", "--throttle", "500000"]
+    err = tmp_path / "run.err"
+    with err.open("w") as stderr:
+        run = subprocess.Popen([sys.executable, "-m", "kreassign", *run_args], stdout=subprocess.PIPE, stderr=stderr, text=True)  # fmt: skip
+    documents = []
+    try:
+        assert wait_until(lambda: "Started " in err.read_text() or run.poll() is not None, timeout=60), err.read_text()
+        resource = ConfigResource(ResourceType.TOPIC, topic)
+        port.incremental_alter_configs(
+            {resource: [ConfigOp("local.retention.bytes", OpType.SET, str(LOCAL_RETENTION))]}
+        )
+        reassignment = ReassignmentPlan(((partition, (2,)),), {})
+        while run.poll() is None:  # --progress meanwhile, as often as it reads (two samples 1 s apart)
+            documents.append(progress_document(read_progress(port, reassignment)))
+        held = port.replica_sizes([2], [partition]).get(TopicPartitionReplica(topic, 0, 2), 0)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        out = run.communicate(timeout=60)[0]
+        port.alter_reassignments(dict.fromkeys(port.list_reassignments([partition]), None))
+        remove_throttles(port, [1, 2, 3, 4], [topic])
+        port.close()
+    assert run.returncode == 0, out + err.read_text()
+    rows = [r for d in documents for p in d["partitions"] for r in p["replicas"] if r["status"] == "behind"]
+    copied = re.search(r", ([\d.]+) (B|KiB|MiB|GiB) copied in ", out)
+    assert copied, out
+    moved = float(copied.group(1)) * UNITS[copied.group(2)]
+    print(f"{len(documents)} --progress reads, rates {[r['rate_bytes_per_s'] for r in rows]}; the run: {copied[0]!r}; "
+          f"the new replica holds {held} B")  # fmt: skip
+    for document in documents:
+        check_document(document)  # the schema says: no rate, size or ETA below 0
+    assert rows, "no --progress read saw the copy"
+    assert all(r[k] is None or r[k] >= 0 for r in rows for k in ("rate_bytes_per_s", "eta_s", "bytes_behind"))
+    assert held - UNITS[copied.group(2)] / 10 <= moved < TIERED_BYTES / 2, (held, moved, out)  # printed to 0.1

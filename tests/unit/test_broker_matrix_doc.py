@@ -23,7 +23,7 @@ def releases_by_test() -> dict[str, set[str]]:
     lists: dict[str, list[tuple[str, str]]] = {}
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) else None
-        if isinstance(target, ast.Name) and target.id in ("RELEASES", "HEAVY"):
+        if isinstance(target, ast.Name) and target.id in ("RELEASES", "HEAVY", "TIERED"):
             lists[target.id] = ast.literal_eval(node.value)
     tests: dict[str, set[str]] = {}
     for node in tree.body:

@@ -100,7 +100,7 @@ def test_progress_measures_the_write_rate_from_the_leaders_log_and_the_eta_nets_
     behind = 3 * MB + 100_000  # the leader's size now less what broker 3 holds
     assert report.bytes_left == behind
     assert report.eta == Eta(pytest.approx(behind / 400_000), 500_000.0, bound=True)
-    assert row.eta_bound_s == pytest.approx(behind / 400_000)
+    assert row.eta == Eta(pytest.approx(behind / 400_000), 500_000.0, bound=True)
     document = progress_document(report)
     check_document(document)
     assert document["summary"]["write_bytes_per_s"] == 100_000
@@ -120,7 +120,7 @@ def test_progress_says_not_at_this_throttle_when_the_writes_outrun_the_throttle(
     assert document["summary"]["copy_slower_than_writes"] is True
     assert summary_line(report).endswith("written at 585.9 KiB/s, ETA not at this throttle")
     row = report.partitions[0].replicas[0]
-    assert row.never_ends and row.eta_bound_s is None
+    assert row.eta == Eta(None, 500_000.0, bound=True, losing=True)
     screen = render_progress_rich(report, width=80, color=False)
     assert "never" in screen and "(not at this throttle)" in screen, screen
 

@@ -56,6 +56,8 @@ def test_the_throttle_is_the_headroom_of_the_busier_direction_and_the_floor_is_s
         ('{"1": 0}', "the capacity of broker 1 must be bytes/s above 0, not 0"),
         ('{"1": "fast"}', 'the capacity of broker 1 must be bytes/s above 0, not "fast"'),
         ("{1: 2", "not JSON"),
+        ('{"1": Infinity}', "the capacity of broker 1 must be bytes/s above 0, not Infinity"),  # issue 39
+        ('{"1": 1e999}', "the capacity of broker 1 must be bytes/s above 0, not Infinity"),
     ],
 )
 def test_a_bad_capacity_file_says_what_is_wrong(text, message):

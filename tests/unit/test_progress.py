@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kreassign.actions.progress import read_progress
@@ -167,7 +169,11 @@ def test_replica_statuses(targets, meta, reassignments, last, expected):
     report = compute_progress(targets, meta, reassignments, LIVE, sample(10.0, *last))
     got = [(r.broker, r.status, r.messages_behind, r.bytes_behind) for r in rows_of(report)]
     assert got == expected
-    assert all(r.rate_bytes_per_s is None and r.eta_s is None for r in rows_of(report))  # one sample: no rate
+    # one sample: no rate, and no ETA but for a replica with nothing left to copy
+    assert all(
+        r.rate_bytes_per_s is None and (r.eta_s is None or 0 in (r.bytes_behind, r.messages_behind))
+        for r in rows_of(report)
+    )
 
 
 RATE_CASES = [
@@ -224,8 +230,8 @@ def test_rate_and_eta_from_two_samples(first, last, seconds, rate, eta):
         MOVING_META,
         MOVING_REASSIGNMENT,
         LIVE,
-        sample(100.0 + seconds, *last),
-        sample(100.0, *first),
+        replace(sample(100.0 + seconds, *last), leaders={T("t", 0): 1}),  # the leader's log: the write rate
+        replace(sample(100.0, *first), leaders={T("t", 0): 1}),
     )
     behind = rows_of(report)[0]
     assert behind.status == BEHIND

@@ -24,8 +24,10 @@ from kreassign.model import (
     TopicPartition,
     TopicPartitionReplica,
 )
+from kreassign.planning.eta import TRUSTED_SPAN_S, Eta, estimate_eta
 from kreassign.planning.progress import (
     PlanOutcome,
+    ReplicaProgress,
     ReplicaSample,
     ReplicaStatus,
     Throttles,
@@ -114,9 +116,9 @@ def test_a_copy_that_moved_nothing_between_samples_gets_the_throttle_bound_eta()
     """Issue 26 item 5: "0 B/s / ETA unknown" while a throttle held the rate low. 4 MB behind, nothing copied
     between the samples, broker 3's follower rate 250 kB/s (the leader's 1 MB/s is not the bound): ~16s."""
     row = with_throttles(batched_report(True), THROTTLED).partitions[1].replicas[0]
-    assert (row.status, row.bytes_behind, row.rate_bytes_per_s, row.eta_s) == (ReplicaStatus.BEHIND, 4_000_000, 0, None)
+    assert (row.status, row.bytes_behind, row.rate_bytes_per_s) == (ReplicaStatus.BEHIND, 4_000_000, 0)
     assert row.throttle_rate_bytes_per_s == 250_000
-    assert row.eta_bound_s == pytest.approx(16.0)
+    assert row.eta == Eta(pytest.approx(16.0), 250_000.0, bound=True)
     text = render_progress_rich(with_throttles(batched_report(True), THROTTLED), width=80, color=False)
     copying = next(line for line in text.splitlines() if " copying " in line)
     assert copying.split()[-4:] == ["MiB", "~244.1", "KiB/s", "~16s"]
@@ -126,10 +128,17 @@ def test_a_copy_that_moved_nothing_between_samples_gets_the_throttle_bound_eta()
     assert "0 B/s" not in copying and "unknown" not in copying
 
 
-def test_a_measured_rate_wins_over_the_throttle():
+def test_a_replicas_eta_is_the_plans_estimate_of_one_copy():
+    """Issue 39: the per-replica ETA had its own formula, without the throttle's bound, so one interval of 1 s
+    with a burst in it gave a time where the summary said the copy could not end. Now a rate measured over one
+    short interval is bound by the copy's share of the throttle, as the plan's is; measured well below it for long
+    enough, it is the copy's own."""
     row = with_throttles(batched_report(True, rate_bytes=200_000), THROTTLED).partitions[1].replicas[0]
-    assert row.rate_bytes_per_s == 200_000 and row.eta_s == pytest.approx(3_600_000 / 200_000)
-    assert row.eta_bound_s is None
+    assert row.rate_bytes_per_s == 200_000 and row.interval_s == 2.0
+    assert row.eta == estimate_eta(3_600_000, 200_000, 2.0, throttle=250_000) == Eta(14.4, 250_000.0, bound=True)
+    slow = ReplicaProgress(LONG, 1, 3, ReplicaStatus.BEHIND, bytes_behind=3_600_000, rate_bytes_per_s=100_000,
+                           throttle_rate_bytes_per_s=250_000, interval_s=TRUSTED_SPAN_S)  # fmt: skip
+    assert slow.eta == Eta(36.0, 100_000, bound=False)
 
 
 def test_the_throttle_is_shared_by_the_copies_into_a_broker_and_only_binds_listed_replicas():
@@ -138,7 +147,7 @@ def test_the_throttle_is_shared_by_the_copies_into_a_broker_and_only_binds_liste
     assert with_throttles(report, two).partitions[1].replicas[0].throttle_rate_bytes_per_s == 250_000
     unlisted = Throttles(follower_rates={3: 250_000}, follower_replicas={LONG: frozenset({"2:3"})})
     row = with_throttles(report, unlisted).partitions[1].replicas[0]
-    assert row.throttle_rate_bytes_per_s is None and row.eta_bound_s is None
+    assert row.throttle_rate_bytes_per_s is None and not row.eta.bound
     # a second copy into broker 3 halves its share
     doubled = compute_progress(
         [(T("a", 0), (3,)), (T("b", 0), (3,))],

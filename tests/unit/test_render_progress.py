@@ -130,6 +130,9 @@ def test_progress_json_document(report):
                 "rate_bytes_per_s": 250000.0,
                 "eta_s": 11.0,
                 "write_bytes_per_s": None,
+                "throttle_bytes_per_s": None,
+                "eta_bound_by_throttle": False,
+                "copy_slower_than_writes": False,
             },
             {
                 "broker": 2,
@@ -141,6 +144,9 @@ def test_progress_json_document(report):
                 "rate_bytes_per_s": None,
                 "eta_s": None,
                 "write_bytes_per_s": None,
+                "throttle_bytes_per_s": None,
+                "eta_bound_by_throttle": False,
+                "copy_slower_than_writes": False,
             },
         ],
     }

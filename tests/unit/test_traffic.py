@@ -137,9 +137,14 @@ def test_the_sampler_reads_the_port_and_names_the_slow_move():
     assert rates[cold].write_bytes_per_s == pytest.approx(20_000)
     assert rates[cold].read_bytes_per_s == 0.0
 
-    slow = find_slow_moves(sim, {hot: [3, 2], cold: [3, 2]}, 3_000_000, 2, sleep=_writing(sim, {hot: 2_000_000}))
-    assert [(m.partition, m.broker) for m in slow] == [(hot, 3)]
+    slow = find_slow_moves(
+        sim, {hot: [3, 2], cold: [3, 2]}, 3_000_000, 2, sleep=_writing(sim, {hot: 2_000_000}), clock=sim.clock
+    )
+    # leader 1 serves both copies, and its throttle also carries hot's writes to its in-sync follower 2: 3 MB/s less
+    # 2 MB/s, shared by two copies, is the share that binds (broker 3 would give each 1.5 MB/s)
+    assert [(m.partition, m.broker, m.leader, m.share_bytes_per_s) for m in slow] == [(hot, 1, True, 500_000)]
     assert slow_move_line(slow[0]).startswith("hot-0 is written at ")
+    assert slow_move_line(slow[0]).endswith("share of the throttle on broker 1, its leader")
 
 
 def test_slow_admin_calls_do_not_shorten_or_lengthen_the_window():
