@@ -49,6 +49,11 @@ class PartitionReassignment:
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
 
+    @property
+    def target(self) -> tuple[int, ...]:
+        """Where it goes: its replicas but those being removed (``replicas`` is the union of both ends)."""
+        return tuple(r for r in self.replicas if r not in self.removing)
+
 
 @dataclass(frozen=True)
 class PartitionInfo:

@@ -90,7 +90,8 @@ def execute_batched(
     current, live = lagging(lambda: check_plan_against_cluster(port, targets))
     if plan.log_dirs:
         lagging(lambda: check_plan_log_dirs(port, plan.log_dirs))
-    _check_running(port, targets, set(resumed.in_flight) if resumed else set(), request.additional)
+    steps = {tp: step_target for tp, (_, step_target) in resumed.in_flight.items()} if resumed else {}
+    _check_running(port, targets, steps, request.additional, resuming=resumed is not None)
     if not journal.try_lock():  # lost a race with another run of the same plan
         return _hand_over(journal, request, out, json_mode)
     journal.clear_control()  # a request written from here on (a --cancel, a throttle) is for this run
@@ -117,8 +118,6 @@ def execute_batched(
                 state.throttle = measured.throttle
             if request.log_dir_throttle >= 0:
                 state.log_dir_throttle = request.log_dir_throttle
-            if resumed.status is RunStatus.CANCELLED:  # its clean-up restored them: the configs now are the ones
-                state.recorded_throttles = _recorded_throttles(port, targets, original, live)  # to restore at its end
         else:
             if previous is not None:  # a completed run: kept, and this one starts anew
                 kept = journal.archive(previous)
@@ -211,11 +210,21 @@ def _ended_as(state: JournalState) -> str:
 
 
 def _check_running(
-    port: ClusterPort, targets: Mapping[TopicPartition, tuple[int, ...]], ours: set[TopicPartition], additional: bool
+    port: ClusterPort,
+    targets: Mapping[TopicPartition, tuple[int, ...]],
+    steps: Mapping[TopicPartition, tuple[int, ...]],
+    additional: bool,
+    resuming: bool = False,
 ) -> None:
     """Refuse while reassignments this plan did not start run on its partitions (or anywhere, without
-    --additional)."""
+    --additional). ``steps``: the target of each step the journal left in flight; a reassignment there going
+    elsewhere is not its step. When ``resuming``, one going to exactly the plan's target is the plan's progress,
+    whoever submitted it (an Apache ``--execute --additional`` of the same plan while the run went on): the run
+    waits for it (execution/others.py). A first run refuses it: its original assignment would be a move's."""
     running = port.list_reassignments()
+    ours = {tp for tp in steps if tp in running and set(running[tp].target) == set(steps[tp])}
+    if resuming:
+        ours |= {tp for tp in running if tp in targets and set(running[tp].target) == set(targets[tp])}
     conflicts = sorted(tp for tp in running if tp in targets and tp not in ours)
     if conflicts:
         raise CommandError(

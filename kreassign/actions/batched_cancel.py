@@ -30,9 +30,10 @@ from kreassign.errors import CommandError, KreassignError
 from kreassign.execution.cleanup import restore_order
 from kreassign.execution.journal import Journal, JournalState, RunStatus, how_it_ended, plan_id
 from kreassign.execution.memory import ClusterMemory, check_bound, memory_of, plan_journal
+from kreassign.execution.throttle_claims import claims_for
 from kreassign.execution.throttles import restore_recorded
 from kreassign.model import ReassignmentPlan, TopicPartition
-from kreassign.planning.steps import Step
+from kreassign.planning.steps import Step, replica_ids
 
 STOP_WAIT_S = 120.0
 """How long --cancel waits for a live run to revert its steps in flight and restore its throttles."""
@@ -209,14 +210,28 @@ def clean_up_ended_run(
         reverted: list[TopicPartition] = []
         if in_flight:
             running = port.list_reassignments(in_flight)
-            ours = [tp for tp in in_flight if tp in running]
+            # a reassignment there now is the journal's step only if it goes where the step went: someone else's
+            # (submitted after the run died) is not this cancel's to stop
+            ours = [tp for tp in in_flight if tp in running and set(running[tp].target) == set(state.in_flight[tp][1])]
+            problems += [
+                f"{tp}: the reassignment running (to {replica_ids(running[tp].target)}) is not the step this run "
+                f"left in flight (to {replica_ids(state.in_flight[tp][1])}); left alone"
+                for tp in in_flight
+                if tp in running and tp not in ours
+            ]
             errors = port.alter_reassignments({tp: None for tp in ours}) if ours else {}
             reverted = [tp for tp in ours if tp not in errors]
             problems += [f"could not cancel the step of {tp}: {errors[tp]}" for tp in sorted(errors)]
             # Kafka's revert keeps the step's order: the source's is put back (copies nothing)
             steps = {tp: Step(tp, *state.in_flight[tp]) for tp in reverted}
             problems += restore_order(port, steps, reverted=steps, clock=clock, sleep=sleep, event=discard)
-        pending = restore_recorded(port, state.recorded_throttles)
+        pending, state.throttles_written = restore_recorded(
+            port,
+            state.recorded_throttles,
+            state.throttles_written or {},
+            claims=claims_for(port, journal.path),
+            event=problems.append,
+        )
         if pending:
             problems.append(
                 f"broker(s) {','.join(pending)} are offline: run --cancel again when they are back to restore "

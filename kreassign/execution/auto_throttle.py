@@ -118,7 +118,7 @@ class AutoThrottle:
         }
         if moved:
             for b, room in sorted(moved.items()):
-                run.throttles.set_rates([b], room.rate, -1)
+                run.throttles.set_rates([b], room.rate, -1, respect_others=True)
                 self.set[b] = room.rate
             event(headroom_line(moved))
         return self.throttle

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from kreassign.cluster.port import ClusterPort
-from kreassign.errors import KreassignError, PartitionError, UnknownTopicOrPartitionError
+from kreassign.errors import CommandError, KreassignError, PartitionError, UnknownTopicOrPartitionError
+from kreassign.execution.journal import RunStatus
 from kreassign.execution.signals import whole_request
 from kreassign.execution.throttles import ThrottleLifecycle
-from kreassign.model import PartitionInfo, TopicPartition
+from kreassign.model import PartitionInfo, PartitionReassignment, TopicPartition
 from kreassign.planning.steps import Step, replica_ids
 
 REORDER_WAIT_S = 15.0
@@ -201,25 +203,53 @@ def elect_preferred(port: ClusterPort, partitions: Iterable[TopicPartition], eve
         event(f"{tp}: preferred leader not elected ({errors[tp]})")
 
 
+def replaced_steps(
+    port: ClusterPort, steps: Mapping[TopicPartition, Step]
+) -> dict[TopicPartition, PartitionReassignment]:
+    """Of these steps in flight, those whose partition another client has reassigned elsewhere since the last
+    poll (an Apache ``--execute --additional`` of the plan): not the run's to cancel. Unknown (the list failed):
+    none, as before."""
+    if not steps:
+        return {}
+    try:
+        running = port.list_reassignments(list(steps))
+    except Exception:
+        return {}
+    return {tp: r for tp, r in running.items() if tp in steps and set(r.target) != set(steps[tp].target)}
+
+
+def finished_steps(port: ClusterPort, steps: Mapping[TopicPartition, Step]) -> set[TopicPartition]:
+    """Of these steps, no longer running when the clean-up cancelled them, those whose partition shows their
+    target: they finished just before (a step cancelled by someone else shows its source)."""
+    if not steps:
+        return set()
+    info = read_partitions(port, steps)
+    return {tp for tp, current in info.items() if tuple(current.replicas) == steps[tp].target}
+
+
 def restore_throttles(
     port: ClusterPort,
     throttles: ThrottleLifecycle,
     recorded_brokers: set[int],
     live: set[int],
     sleep: Callable[[float], None],
+    own: Iterable[TopicPartition] = (),
 ) -> tuple[set[int], list[str]]:
-    """Put the recorded throttles back (brokers offline left for later). Returns the live brokers as last
-    read, and the problems."""
+    """Put back the throttles the run holds (brokers offline left for later; what protects a reassignment in
+    flight of a partition not in ``own``, the run's own reverted steps, kept). Returns the live brokers as
+    last read, and the problems."""
     problems: list[str] = []
     try:
-        # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it
+        # a loaded cluster can fence a running broker for a few seconds: look again before giving up on it (only
+        # for a broker whose rates the run holds: one it holds nothing on is not waited for)
+        holding = recorded_brokers & {int(b) for b in throttles.rates_set}
         for attempt in range(OFFLINE_RECHECKS):
             with contextlib.suppress(Exception):  # else restore with what the last poll saw
                 live = {b.id for b in port.describe_brokers()}
-            if not recorded_brokers - live or attempt == OFFLINE_RECHECKS - 1:
+            if not holding - live or attempt == OFFLINE_RECHECKS - 1:
                 break
             sleep(1.0)
-        throttles.restore(offline=recorded_brokers - live)
+        throttles.restore(offline=recorded_brokers - live, own=own)
         if throttles.pending:
             problems.append(
                 "the throttle rates of offline broker(s) "
@@ -267,3 +297,60 @@ def revert_steps(
         known = {*reverted, *cancelled_by_others}
         problems += guarded(lambda: restore_order(port, back, reverted=known, clock=clock, sleep=sleep, event=event))
     return reverted, ended, problems
+
+
+def end_run(run: Any, status: RunStatus, message: str) -> list[TopicPartition]:
+    """The end of the ``BatchedExecutor`` ``run``, in its ``finally``: revert the steps in flight (unless done) to
+    their source's exact order, restore throttles, elect preferred leaders, record the end."""
+    steps = {tp: m.step for tp, m in run.moving.items() if not m.electing}
+    if status is not RunStatus.COMPLETED:
+        for tp, running in replaced_steps(run.port, steps).items():  # someone else's now: left to run
+            del steps[tp]
+            run._forget(tp)
+            run._taken_over(tp, running)
+        run._tell_taken()
+    reverted, ended, problems = revert_steps(
+        run.port,
+        steps if status is not RunStatus.COMPLETED else {},
+        run.cancelled_by_others,
+        run.deleted,
+        clock=run.clock,
+        sleep=run.sleep,
+        event=run.reporter.event,
+    )
+    # a step no longer running when cancelled that shows its target finished just before (counted done, as
+    # --progress and the resume count it), as did a step waiting for its leader's election
+    try:
+        finished = finished_steps(run.port, {tp: steps[tp] for tp in ended})
+    except Exception:  # not known: counted as not at their target (the resume reads them again)
+        finished = set()
+    for tp in [*reverted, *ended]:
+        if tp in finished:
+            run._complete(tp, steps[tp])
+        else:
+            run._forget(tp)
+    for tp, moving in list(run.moving.items()):
+        if moving.electing:
+            run._complete(tp, moving.step)
+    if status is not RunStatus.COMPLETED:
+        problems += run.dirs.cancel()
+    recorded_brokers = {int(b) for b in run.state.recorded_throttles.get("broker", {})}
+    run._live, restore_problems = restore_throttles(
+        run.port, run.throttles, recorded_brokers, run._live, run.sleep, own=[*steps, *run.cancelled_by_others]
+    )
+    problems += restore_problems
+    run.state.throttles_written = run.throttles.held()
+    touched = [tp for tp in run.touched if tp.topic not in run.deleted]
+    if touched:
+        guarded(lambda: elect_preferred(run.port, touched, run.reporter.event) or [])
+    run.state.reverted = sorted({*reverted, *run.cancelled_by_others})
+    run.state.status = status if not problems else RunStatus.FAILED
+    run.state.message = "; ".join([m for m in [message, *problems] if m])
+    try:
+        run.save_all()
+    except CommandError as exc:
+        problems.append(exc.message)
+    if problems:
+        run.reporter.event("Clean-up incomplete: " + "; ".join(problems))
+    run.cleanup_problems = problems
+    return sorted({*reverted, *run.cancelled_by_others})

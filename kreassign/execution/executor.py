@@ -2,12 +2,13 @@
 and cleans up whatever happens.
 
 One thread, one loop, clock and sleep injected (tests run it against the simulated cluster with a fake
-clock). Every poll: read requests from the control file, observe the steps in flight (the controller's
-reassignment list and the metadata of their partitions only), finish the steps that completed (the
+clock). Every poll: read requests from the control file, observe the steps in flight (the controller's list of
+the reassignments in flight, all of them, so that another client's of a partition of the plan is seen at once:
+``others.py``; and the metadata of the steps' partitions only), finish the steps that completed (the
 preferred-leader elections due go in one request), choose the steps to start in the free slots from what
 the run knows of the idle partitions, read those partitions again and start the ones still as known and
 healthy, append what changed to the journal, report progress. What a poll asks the cluster and writes
-grows with the steps in flight, not with the plan. The state of each partition is read from the cluster
+grows with the reassignments in flight, not with the plan. The state of each partition is read from the cluster
 when the run starts, so a resumed run never repeats a finished step.
 
 Waiting steps sit in a priority queue (``priority``: steps that copy nothing, then leader movements, then
@@ -39,23 +40,24 @@ from dataclasses import replace
 from typing import TypeVar
 
 from kreassign.cluster.port import ClusterPort
-from kreassign.errors import CommandError, KreassignError, UnknownTopicOrPartitionError, is_transient
+from kreassign.errors import KreassignError, UnknownTopicOrPartitionError, is_transient
 from kreassign.execution.auto_throttle import AutoThrottle
-from kreassign.execution.cleanup import elect_preferred, guarded, restore_throttles, revert_steps
+from kreassign.execution.cleanup import end_run
 from kreassign.execution.copy_meter import CopyMeter
 from kreassign.execution.health import ClusterHealth, MinInsyncReplicas
 from kreassign.execution.in_flight import InFlight
 from kreassign.execution.journal import Journal, JournalState, RunStatus
 from kreassign.execution.logdirs import DirPlacement
+from kreassign.execution.others import Others, Taken
 from kreassign.execution.outcome import Outcome, Progress, Reporter
 from kreassign.execution.signals import Interrupted, signals_deferred, whole_request
 from kreassign.execution.stall import StallWatch
+from kreassign.execution.throttle_claims import claims_for
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.execution.watch import (
     Ended,
     ThrottleWatch,
     confirmed_done,
-    deleted_topics,
     ended_step,
     waiting_out_metadata_lag,
 )
@@ -113,7 +115,7 @@ RELEASE_PER_SLOT = 16
 a freed slot costs what it may start, not what waits on the broker."""
 
 
-class BatchedExecutor:
+class BatchedExecutor(Others):
     def __init__(
         self,
         port: ClusterPort,
@@ -143,9 +145,20 @@ class BatchedExecutor:
         self.poll_interval = poll_interval
         self.clock = clock
         self.sleep = sleep
-        self.throttles = ThrottleLifecycle(port, state.recorded_throttles, clock)
+        self.throttles = ThrottleLifecycle(
+            port,
+            state.recorded_throttles,
+            clock,
+            on_write=lambda change: journal.append(state, [state.note_throttles_written(change)]),
+            claims=claims_for(port, journal.path),
+            event=reporter.event,
+        )
         self.throttle_watch = ThrottleWatch(port, self.throttles, clock, reporter.event)
         self.cancelled_by_others: dict[TopicPartition, Step] = {}  # steps another client cancelled
+        # partitions of the plan another client is reassigning (to the plan's target: its progress; elsewhere:
+        # failed), throttled by the run while they move
+        self.taken: dict[TopicPartition, Taken] = {}
+        self._taken_now: list[TopicPartition] = []  # taken to their target since the last poll (said once)
         self._stop: str | None = None  # why the run stops as if cancelled (a change made by another client)
         self.touched: set[TopicPartition] = set()  # partitions this run started (or adopted) a step of
         self.deleted: set[str] = set()  # topics of the plan deleted during the run
@@ -168,6 +181,7 @@ class BatchedExecutor:
         self.min_isr = MinInsyncReplicas(port)
         self._remaining: dict[TopicPartition, int] = {}  # steps left per partition
         self._remaining_total = 0
+        self._steps_failed = 0  # the steps the failed partitions had left (still the plan's, never done)
         self._unfinished_on: Counter[int] = Counter()  # unfinished partitions whose target has the broker
         self._changed: set[TopicPartition] = set()  # partitions whose journal record is out of date
         self._parked_now: set[TopicPartition] = set()
@@ -217,6 +231,7 @@ class BatchedExecutor:
                     if self.auto_throttle is not None:  # --throttle auto: the brokers' headroom, re-measured
                         self.state.throttle = self.auto_throttle.tick(self)
                     self._start_steps()
+                    self._tell_taken()
                     self._adapt()
                     self._save_changes()
                     self.reporter.progress(self._progress())
@@ -286,8 +301,19 @@ class BatchedExecutor:
             self.reporter.event(
                 f"Per-broker limit starts at {self.aimd.limit} (--adaptive, at most {self.aimd.maximum})"
             )
-        # a previous run of this plan may have died with its throttles set: restore from what is there now
-        self._waiting_out_lag(lambda: self.throttles.adopt_current(self._live))
+        # a previous run of this plan may have left throttles set: those its journal says it wrote, and the
+        # cluster still shows, are this run's to put back; anything else there now is someone else's
+        held = self.state.throttles_written or {}
+        changed = self._waiting_out_lag(lambda: self.throttles.adopt(self._live, held))
+        self.state.throttles_written = self.throttles.held()
+        if changed and self.state.throttle >= 0:
+            said = ", ".join(
+                f"{config} of broker {broker} ({value})" for (broker, config), value in sorted(changed.items())
+            )
+            self.reporter.event(
+                f"Someone else changed {said} since this plan's last run: this run sets its own "
+                "throttle there and puts that value back at its end"
+            )
         brokers = {b for replicas in self.state.target.values() for b in replicas}
         brokers |= {b for replicas in self.state.original.values() for b in replicas}
         self.throttles.set_rates(brokers & self._live, self.state.throttle, self.state.log_dir_throttle)
@@ -301,12 +327,13 @@ class BatchedExecutor:
                 if tp in self.state.target:
                     self.current[tp] = tuple(p.replicas)
                     self.leader[tp] = p.leader
-        # steps a previous run left in flight: adopt those the cluster is still doing
-        active = self.port.list_reassignments(list(self.state.in_flight)) if self.state.in_flight else {}
+        # steps a previous run left in flight: adopt those the cluster is still doing; a reassignment of a
+        # partition of the plan that is not its step is someone else's (to the plan's target: its progress)
+        active = {tp: r for tp, r in self.port.list_reassignments().items() if tp in self.state.target}
         now = self.clock()
         for tp, (source, target) in list(self.state.in_flight.items()):
             running = active.get(tp)
-            if running is not None and set(running.replicas) - set(running.removing) == set(target):
+            if running is not None and set(running.target) == set(target):
                 step = Step(tp, tuple(source), tuple(target))
                 self.current[tp] = step.source
                 self._add_moving(step, now)
@@ -320,10 +347,13 @@ class BatchedExecutor:
                 continue
             if tp in self.moving:
                 self._set_remaining(tp, self.moving[tp].step.source)
+            elif tp in active:
+                self._taken_over(tp, active[tp])
             else:
                 self._replan(tp)
         if self.moving:
             self.reporter.event(f"Resumed {len(self.moving)} step(s) left in flight by the previous run")
+        self._tell_taken()
         self._throttle_moving()
 
     def _watch_throttles(self, starting: frozenset[int] | set[int] = frozenset()) -> None:
@@ -338,30 +368,6 @@ class BatchedExecutor:
             self.reporter.event(f"The {removed}")
             self._stop = str(removed)
 
-    def _drop_deleted_topics(self) -> bool:
-        """After an unknown topic: the plan's topics the cluster no longer lists are dropped from the run (their
-        partitions fail, their steps and throttles are forgotten). False when none was deleted (a broker's
-        metadata lags instead)."""
-        unfinished = {tp.topic for tp in self.state.target if tp not in self.done and tp not in self.failures}
-        gone = deleted_topics(self.port, unfinished - self.deleted)
-        if not gone:
-            return False
-        for topic in sorted(gone):
-            self.deleted.add(topic)
-            self.throttles.forget_topic(topic)
-            self._described.pop(topic, None)
-            partitions = [tp for tp in self.state.target if tp.topic == topic]
-            self.reporter.event(
-                f"Topic {topic} was deleted during the run: its {len(partitions)} partition(s) are dropped from "
-                "the run, which goes on with the others"
-            )
-            for tp in partitions:
-                self.touched.discard(tp)
-                if tp not in self.done and tp not in self.failures:
-                    self._fail(tp, "the topic was deleted during the run", quiet=True)
-        self._save_changes()
-        return True
-
     def _waiting_out_lag(self, call: Callable[[], T]) -> T:
         return waiting_out_metadata_lag(call, clock=self.clock, sleep=self.sleep, event=self.reporter.event)
 
@@ -370,7 +376,11 @@ class BatchedExecutor:
         now, or lists it wrote before): without a rate the lists limit nothing, and keeping them would cost
         two requests and a controller record per change (Apache sets them only with --throttle too)."""
         if self.state.throttle >= 0 or self.throttles.has_lists():
-            self.throttles.throttle_moving(m.step for m in self.moving.values())
+            # another client's reassignments of the plan's partitions: to the plan's target, throttled as its own
+            # steps; elsewhere, left as they were taken over (what held them back then stays while they move)
+            taken = [t.step(tp) for tp, t in self.taken.items() if t.to_target]
+            kept = {tp for tp, t in self.taken.items() if not t.to_target}
+            self.throttles.throttle_moving([*(m.step for m in self.moving.values()), *taken], kept)
 
     def _ranks(self) -> dict[TopicPartition, int]:
         """Each partition's place in the chosen order (--order: the plan's, or by size)."""
@@ -580,11 +590,14 @@ class BatchedExecutor:
 
     def _finish_steps(self) -> None:
         self._lag_notes = {}
-        if not self.moving:
-            return
         # the controller says which steps are still running; the metadata of those that are not says how
-        # they ended (a broker's metadata may lag the controller: such a step waits, it is never resubmitted)
-        active = self.port.list_reassignments(list(self.moving))
+        # they ended (a broker's metadata may lag the controller: such a step waits, it is never resubmitted).
+        # Every reassignment in flight is listed: another client's of a partition of the plan is seen at once
+        active = self.port.list_reassignments()
+        self._settle_taken(active)
+        if not self.moving:
+            self._throttle_moving()
+            return
         elect: list[TopicPartition] = []
         lagging = self._settle(
             list(self.moving), active, self._describe(tp for tp in self.moving if tp not in active), elect
@@ -625,8 +638,9 @@ class BatchedExecutor:
             step = moving.step
             running = active.get(tp)
             if running is not None:
-                if set(running.replicas) - set(running.removing) != set(step.target):
-                    self._fail(tp, f"someone else changed its reassignment (now to {replica_ids(running.replicas)})")
+                if set(running.target) != set(step.target):  # replaced by someone else's: not this run's to cancel
+                    self._forget(tp)
+                    self._taken_over(tp, running)
                 continue
             current = info.get(tp)
             if current is None:
@@ -709,7 +723,10 @@ class BatchedExecutor:
         self.waiting.pop(tp, None)
         if tp not in self.failures and tp not in self.done:
             self._unfinished_on.subtract(self.state.target[tp])
-        self._remaining_total -= self._remaining.pop(tp, 0)
+        left = self._remaining.pop(tp, 0)
+        self._remaining_total -= left
+        if tp not in self.failures:
+            self._steps_failed += left
         self.meter.plan(tp, 0)  # what it had left to copy will never be copied
         self.failures[tp] = reason
         if not quiet:
@@ -755,7 +772,7 @@ class BatchedExecutor:
         for step in chosen:
             tp = step.partition
             if tp in active:
-                self._fail(tp, f"is being reassigned by someone else (to {replica_ids(active[tp].replicas)})")
+                self._taken_over(tp, active[tp])
                 continue
             current = info.get(tp)
             if current is None:
@@ -822,7 +839,7 @@ class BatchedExecutor:
         now = self.clock()
         rates = self.state.throttle if self.auto_throttle is None else self.auto_throttle.rates()  # auto: each its own
         eta = self.meter.poll(now, self.moving, self._live, rates, self.reporter.event)
-        steps_total = sum(self.state.steps_done.values()) + self._remaining_total
+        steps_total = sum(self.state.steps_done.values()) + self._remaining_total + self._steps_failed
         notes = [
             f"{tp} waits for broker {','.join(map(str, sorted(set(m.step.target) & set(self.stall.offline_since))))} (offline)"
             for tp, m in self.moving.items()
@@ -834,11 +851,12 @@ class BatchedExecutor:
         if self.dirs.pending:
             notes.append(f"{len(self.dirs.pending)} partition(s) wait for replicas to reach their log dirs")
         total = len(self.state.target)
+        moving = len(self.moving) + sum(t.to_target for t in self.taken.values())
         return Progress(
             partitions=total,
             done=len(self.done),
-            moving=len(self.moving),
-            waiting=total - len(self.done) - len(self.moving) - len(self.failures),
+            moving=moving,
+            waiting=total - len(self.done) - moving - len(self.failures),
             steps_done=sum(self.state.steps_done.values()),
             steps_total=steps_total,
             bytes_total=self.meter.total,
@@ -860,43 +878,10 @@ class BatchedExecutor:
             self._changed.clear()
             self.journal.append(self.state, records)
 
-    def _save(self) -> None:
+    def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
+        return end_run(self, status, message)
+
+    def save_all(self) -> None:
+        """The whole journal, its log folded in."""
         self._changed.clear()
         self.journal.save(self.state)
-
-    def _clean_up(self, status: RunStatus, message: str) -> list[TopicPartition]:
-        """Runs in ``finally``: revert the steps in flight (unless done) to their source's exact order, restore
-        throttles, elect preferred leaders, record the end (cleanup.py)."""
-        steps = {tp: m.step for tp, m in self.moving.items() if not m.electing}
-        reverted, ended, problems = revert_steps(
-            self.port,
-            steps if status is not RunStatus.COMPLETED else {},
-            self.cancelled_by_others,
-            self.deleted,
-            clock=self.clock,
-            sleep=self.sleep,
-            event=self.reporter.event,
-        )
-        for tp in [*reverted, *ended]:
-            self._forget(tp)
-        if status is not RunStatus.COMPLETED:
-            problems += self.dirs.cancel()
-        recorded_brokers = {int(b) for b in self.state.recorded_throttles.get("broker", {})}
-        self._live, restore_problems = restore_throttles(
-            self.port, self.throttles, recorded_brokers, self._live, self.sleep
-        )
-        problems += restore_problems
-        touched = [tp for tp in self.touched if tp.topic not in self.deleted]
-        if touched:
-            guarded(lambda: elect_preferred(self.port, touched, self.reporter.event) or [])
-        self.state.reverted = sorted({*reverted, *self.cancelled_by_others})
-        self.state.status = status if not problems else RunStatus.FAILED
-        self.state.message = "; ".join([m for m in [message, *problems] if m])
-        try:
-            self._save()
-        except CommandError as exc:
-            problems.append(exc.message)
-        if problems:
-            self.reporter.event("Clean-up incomplete: " + "; ".join(problems))
-        self.cleanup_problems = problems
-        return sorted({*reverted, *self.cancelled_by_others})

@@ -3,10 +3,11 @@
 One JSON file per plan and cluster (default ``$XDG_STATE_HOME/kreassign/clusters/<cluster id>/<plan id>.json``, see
 ``memory.py``; the journal records the cluster's id too), written atomically
 (temporary file, fsync, rename) and readable by its owner only, when a run starts and when it ends. While
-it runs, what changes (a step started or finished, a new throttle, an adapted per-broker limit) is appended
-to ``<journal>.log``, one JSON line per change, fsynced once per poll that changed something; ``load``
-replays it over the journal (a torn last line, from a crash while writing it, is ignored), and ``save``
-folds it back in. A journal without a log (written by an earlier version) resumes as it is. Next to it:
+it runs, what changes (a step started or finished, a new throttle, an adapted per-broker limit, a throttle
+config the run is about to write: ``throttles_written``, see ``throttles.py``) is appended to
+``<journal>.log``, one JSON line per change, fsynced once per poll that changed something; ``load`` replays it
+over the journal (a torn last line, from a crash while writing it, is ignored), and ``save`` folds it back in. A
+journal without a log (written by an earlier version) resumes as it is. Next to it:
 
 * ``<journal>.lock``: held (``flock``) by the process that runs the plan, so a second run of the same
   command knows the plan is being executed, and a run after a crash or ``kill -9`` knows it is not;
@@ -33,6 +34,13 @@ from pathlib import Path
 
 from kreassign.errors import CommandError
 from kreassign.model import TopicPartition
+from kreassign.planning.throttles import (
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
+    LOG_DIR_THROTTLED_RATE,
+)
 
 JOURNAL_VERSION = 2
 """Version 2 records the id of the cluster the run was made on (``cluster_id``); version 1 (written before issue 39)
@@ -121,6 +129,9 @@ class JournalState:
     log_dir_throttle: int = -1
     # throttle configs as they were before the first step: {"topic"|"broker": {name: {config: value|None}}}
     recorded_throttles: dict[str, dict[str, dict[str, str | None]]] = field(default_factory=dict)
+    # what the run wrote and still holds: {"broker": {id: {rate: value}}, "topic": {name: {list: [entries]}}}
+    # (a journal of an earlier version does not say: guessed when it is loaded, guess_throttles_written)
+    throttles_written: dict[str, dict[str, dict]] | None = field(default_factory=dict)
     # partition -> (source, target) of the step in flight
     in_flight: dict[TopicPartition, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     steps_done: dict[TopicPartition, int] = field(default_factory=dict)
@@ -148,6 +159,7 @@ class JournalState:
             "throttle": self.throttle,
             "log_dir_throttle": self.log_dir_throttle,
             "recorded_throttles": self.recorded_throttles,
+            "throttles_written": self.throttles_written,
             "broker_limit": self.broker_limit,
             "limit_changes": self.limit_changes,
             "reverted": [{"topic": tp.topic, "partition": tp.partition} for tp in self.reverted],
@@ -185,6 +197,7 @@ class JournalState:
             throttle=data.get("throttle", -1),
             log_dir_throttle=data.get("log_dir_throttle", -1),
             recorded_throttles=data.get("recorded_throttles", {}),
+            throttles_written=data.get("throttles_written"),
             pid=data.get("pid", 0),
             started=data.get("started", 0.0),
             updated=data.get("updated", 0.0),
@@ -228,11 +241,47 @@ class JournalState:
             "limit_changes": self.limit_changes[-1:],
         }
 
+    def guess_throttles_written(self) -> dict[str, dict[str, dict]]:
+        """What a run of an earlier version held (its journal does not say what it wrote): its rate on each
+        broker it recorded, and with a rate the list entries of its steps in flight."""
+        rates: dict[str, str] = {}
+        if self.throttle >= 0:
+            rates = {LEADER_THROTTLED_RATE: str(self.throttle), FOLLOWER_THROTTLED_RATE: str(self.throttle)}
+        if self.log_dir_throttle >= 0:
+            rates[LOG_DIR_THROTTLED_RATE] = str(self.log_dir_throttle)
+        brokers = self.recorded_throttles.get("broker", {})
+        held: dict[str, dict[str, dict]] = {"broker": {b: dict(rates) for b in brokers} if rates else {}, "topic": {}}
+        for tp, (source, target) in self.in_flight.items() if self.throttle >= 0 else ():
+            lists = held["topic"].setdefault(tp.topic, {})
+            lists.setdefault(LEADER_THROTTLED_REPLICAS, []).extend(f"{tp.partition}:{b}" for b in source)
+            adding = [f"{tp.partition}:{b}" for b in target if b not in source]
+            lists.setdefault(FOLLOWER_THROTTLED_REPLICAS, []).extend(adding)
+        return held
+
+    def note_throttles_written(self, change: Mapping[str, Mapping[str, Mapping[str, object]]]) -> dict:
+        """What the run holds after a throttle write (a value None: no longer held); returns the log line."""
+        held = self.throttles_written if self.throttles_written is not None else {}
+        self.throttles_written = held
+        for kind, names in change.items():
+            for name, configs in names.items():
+                mine = held.setdefault(kind, {}).setdefault(name, {})
+                for config, value in configs.items():
+                    if value is None:
+                        mine.pop(config, None)
+                    else:
+                        mine[config] = value
+                if not mine:
+                    held[kind].pop(name)
+        return {"throttles_written": change}
+
     def replay(self, record: dict) -> None:
         if "partition" in record:
             tp = TopicPartition(record["topic"], record["partition"])
             if tp in self.target:
                 self.apply_partition(tp, record)
+            return
+        if "throttles_written" in record:
+            self.note_throttles_written(record["throttles_written"])
             return
         self.throttle = record.get("throttle", self.throttle)
         self.log_dir_throttle = record.get("log_dir_throttle", self.log_dir_throttle)
@@ -275,6 +324,8 @@ class Journal:
             state = JournalState.from_json(json.loads(self.path.read_text(encoding="utf-8")))
             for record in self._log_records():
                 state.replay(record)
+            if state.throttles_written is None:
+                state.throttles_written = state.guess_throttles_written()
             return state
         except FileNotFoundError:
             raise CommandError(f"No journal at {self.path}") from None

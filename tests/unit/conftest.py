@@ -10,7 +10,8 @@ from kreassign.snapshot import ClusterSnapshot, SnapshotBroker, SnapshotPartitio
 @pytest.fixture(autouse=True)
 def own_state_folder(tmp_path_factory, monkeypatch):
     """Every unit test keeps what kreassign remembers (journals, the registry of live runs) in a folder of its own,
-    never in the user's ``~/.local/state``; a test may point XDG_STATE_HOME elsewhere itself."""
+    never in the user's ``~/.local/state`` (simulated clusters share one cluster id: a run's throttle claims are
+    not another test's); a test may point XDG_STATE_HOME elsewhere itself."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
