@@ -162,6 +162,7 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
                         for side in ("before", "after")
                     }
                 ),
+                **({"replicas_not_planned": quality.left_behind[b]} if b in quality.left_behind else {}),
             }
             for b in quality.shown
         ],

@@ -37,6 +37,7 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
         f"copied (lower bound {format_bytes(quality.bytes_lower_bound)}), {quality.leaders_changed} leader(s) "
         f"changed, {quality.partitions} partition(s).",
     ]
+    lines += left_behind_lines(quality)
     lines += rack_hold_lines(quality)
     band = quality.byte_band
     if band is not None and not band.mean:
@@ -128,6 +129,36 @@ def traffic_lines(quality: PlanQuality) -> list[str]:
     return lines
 
 
+def left_behind_lines(quality: PlanQuality) -> list[str]:
+    """A warning when a broker the plan empties (left out of it) keeps replicas of topics the plan does not
+    move (Kafka's internal ones, which ``--topics-regex '.*'`` skips): stopping it would leave them
+    under-replicated."""
+    behind = quality.left_behind
+    if not behind:
+        return []
+    brokers = list(behind)
+    counts = [sum(behind[b].values()) for b in brokers]
+    per_topic: dict[str, int] = {}
+    for topics in behind.values():
+        for topic, n in topics.items():
+            per_topic[topic] = per_topic.get(topic, 0) + n
+    named = ", ".join(f"{t}: {n}" for t, n in sorted(per_topic.items())[:3])
+    more = f" and {len(per_topic) - 3} more topic(s)" if len(per_topic) > 3 else ""
+    one = len(brokers) == 1
+    who = f"broker {brokers[0]} keeps" if one else f"brokers {_brokers(brokers)} keep"
+    return [
+        f"Warning: {who} {_brokers(counts)} replica(s) of topics this plan does not move ({named}{more}); "
+        f"stopping {'it' if one else 'them'} would leave those under-replicated: plan them too "
+        "(--topics-regex '.*|__.*' takes Kafka's internal topics as well)."
+    ]
+
+
+def _left(quality: PlanQuality, b: int) -> str:
+    """A broker's note in the table: ``removed``, and what it keeps that the plan does not move."""
+    kept = sum(quality.left_behind.get(b, {}).values())
+    return "removed" + (f"; keeps {kept} not planned" if kept else "")
+
+
 def rack_hold_lines(quality: PlanQuality) -> list[str]:
     """One sentence per rack the rack rule holds away from the mean: its brokers, their replicas, and why."""
     replicas = quality.per_broker["replicas"][1]
@@ -171,7 +202,7 @@ def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Bal
     lines.append(head + (f"  {'in /s':>25} {'out /s':>25}" if traffic is not None else ""))
     replicas, leaders, sizes = (quality.per_broker[k] for k in ("replicas", "leaders", "bytes"))
     for b in quality.shown:
-        note = "" if b in quality.brokers else "  (removed)"
+        note = "" if b in quality.brokers else f"  ({_left(quality, b)})"
         rates = ""
         if traffic is not None:  # bytes in and out per second, before -> after
             rates = "".join(
@@ -216,7 +247,7 @@ def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100,
         per_broker["out /s"] = (traffic.out_before, traffic.out_after)
     names = ("replicas", "leaders", "bytes") + (("in /s", "out /s") if traffic is not None else ())
     labels = {name: (lambda v: str(v)) if name in ("replicas", "leaders") else format_bytes for name in names}
-    shown = {b: str(b) if b in quality.brokers else f"{b} (removed)" for b in quality.shown}
+    shown = {b: str(b) if b in quality.brokers else f"{b} ({_left(quality, b)})" for b in quality.shown}
     # each column holds a bar and the longest number after it; the bars shrink until the table fits the width
     longest = {
         name: max([1, *(len(labels[name](per_broker[name][i].get(b, 0))) for b in quality.shown for i in (0, 1))])
