@@ -194,7 +194,7 @@ def _brokers(ids) -> str:
 
 def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Balanced plan") -> str:
     lines = headline(quality, engine, title)
-    lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    {'after: min..max (std)':<36}")
+    lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    after: min..max (std)")
     for d in quality.dimensions:
         lines.append(f"{_LABELS[d.name]:<22} {_side(d, True):>36} -> {_side(d, False)}")
     traffic = quality.traffic

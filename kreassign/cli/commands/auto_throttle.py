@@ -34,6 +34,23 @@ def capacities(inv: Invocation, brokers: set[int]) -> dict[int, float]:
     return {b: found[b] for b in sorted(brokers)}
 
 
+def measuring_line(brokers: set[int], seconds: int, width: int = 80) -> str:
+    """The run's first line under --throttle auto, within ``width`` columns: the brokers it measures (ranges of
+    consecutive ids; their count when even that is too long) and for how long."""
+    spans: list[list[int]] = []
+    for b in sorted(brokers):
+        if spans and b == spans[-1][1] + 1:
+            spans[-1][1] = b
+        else:
+            spans.append([b, b])
+    ids = ",".join(f"{a}" if a == z else f"{a},{z}" if z == a + 1 else f"{a}-{z}" for a, z in spans)
+    for who in (f"broker{'s' if len(brokers) != 1 else ''} {ids}", f"{len(brokers)} brokers"):
+        line = f"kreassign: --throttle auto: measuring traffic on {who} for {seconds} s ..."
+        if len(line) <= width:
+            break
+    return line
+
+
 def measure_headroom(inv: Invocation, plan, window: int | None):
     """The brokers' traffic over the window, and the AutoThrottle of the run (its first rates)."""
     from kreassign.cli.argv import max_utilisation
@@ -47,8 +64,7 @@ def measure_headroom(inv: Invocation, plan, window: int | None):
     capacity = capacities(inv, brokers)
     ceiling = max_utilisation(inv.args.value("max-utilisation"))
     seconds = window or DEFAULT_WINDOW_S
-    inv.err(f"kreassign: --throttle auto: measuring the traffic of broker(s) {','.join(map(str, sorted(brokers)))} "
-            f"over {seconds} s ...\n")  # fmt: skip
+    inv.err(measuring_line(brokers, seconds) + "\n")
     snapshots = TrafficSnapshots(inv.port, brokers)
     began = time.monotonic()
     snapshots.take(began)
