@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kreassign.humanize import format_bytes
 from kreassign.planning.quality import Dimension, PlanQuality
+from kreassign.planning.trafficlimits import TrafficLimit
 
 _LABELS = {
     "replicas": "replicas / broker",
@@ -126,7 +127,46 @@ def traffic_lines(quality: PlanQuality) -> list[str]:
         f"leadership(s) changed and {traffic.replica_moves} replica(s) moved for it, "
         f"{format_bytes(max(traffic.extra_bytes, 0))} more copied."
     )
-    return lines
+    return lines + [_limit_line(limit) for limit in traffic.limits]
+
+
+def _limit_line(limit: TrafficLimit) -> str:
+    """Why one side of the traffic goals is missed (:mod:`kreassign.planning.trafficlimits`)."""
+    side = f"Bytes {limit.side}"
+    past = f"{'above' if limit.above else 'below'} {_rate(limit.edge)}"
+    if limit.reason == "traffic" and limit.side == "out":
+        most = f"the {limit.partitions} partition(s) of most traffic"
+        if limit.above:
+            return (
+                f"{side}: {most} (at least {_rate(limit.least)} each from the leader) cannot be led evenly by "
+                f"{limit.brokers} brokers: one leads {limit.per_broker} of them, {_rate(limit.bound)} or more, {past}."
+            )
+        return (
+            f"{side}: {most} cannot give each of {limit.brokers} brokers a leadership: one leads none of them, "
+            f"{_rate(limit.bound)} or less, {past}."
+        )
+    if limit.reason == "traffic":
+        most = f"the {limit.partitions} partition(s) written fastest"
+        if limit.above:
+            return (
+                f"{side}: {most} (at least {_rate(limit.least)} each, {limit.slots} replicas) cannot spread evenly "
+                f"over {limit.brokers} brokers: one holds {limit.per_broker} of their replicas, {_rate(limit.bound)} "
+                f"or more, {past}."
+            )
+        return (
+            f"{side}: {most} have {limit.slots} replica(s) for {limit.brokers} brokers: one holds none of them, "
+            f"{_rate(limit.bound)} or less, {past}."
+        )
+    at = f"broker {limit.broker} ends at {_rate(limit.value)}, {past}"
+    if limit.reason == "rack rule":
+        return f"{side}: {at}: it holds what the racks set (above)."
+    if limit.reason == "replicas stay":
+        return f"{side}: {at}: bytes in follow the replicas, which a leadership plan does not move."
+    return f"{side}: {at}: no leadership or replica swap tried keeps the other goals and brings it closer."
+
+
+def _rate(value: float) -> str:
+    return f"{format_bytes(value)}/s"
 
 
 def left_behind_lines(quality: PlanQuality) -> list[str]:
