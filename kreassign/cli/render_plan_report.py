@@ -213,17 +213,24 @@ def rack_hold_lines(quality: PlanQuality) -> list[str]:
         each = "" if one else " each"
         side = "above" if hold.must else "below"
         copies = "a replica" if hold.per_partition == 1 else f"{hold.per_partition} replicas"
+        mixed = len({n for _, n in hold.by_rf}) > 1  # replication factors whose partitions differ there
+        per_rf = ", ".join(f"{_NUMBERS.get(n, n)} of replication factor {rf}" for rf, n in hold.by_rf)
         if hold.must:
             where = (
                 f"it is the only broker left in rack {hold.rack}"
                 if one
                 else f"they are the only {len(hold.brokers)} brokers left in rack {hold.rack}"
             )
-            why = f"{where}, and each partition keeps {copies} there"
+            why = f"{where}, and each partition keeps " + (f"replicas there: {per_rf}" if mixed else f"{copies} there")
+        elif mixed:
+            why = f"rack {hold.rack} may take only so many replicas of each partition: {per_rf}"
         else:
             why = f"rack {hold.rack} may take only {copies.replace('a replica', 'one replica')} of each partition"
         lines.append(f"Racks: {who} {held} replicas{each}, {side} the mean of {mean}: {why}.")
     return lines
+
+
+_NUMBERS = {0: "none", 1: "one", 2: "two", 3: "three"}
 
 
 def _brokers(ids) -> str:

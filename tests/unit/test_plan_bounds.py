@@ -74,6 +74,11 @@ def test_the_issue_case_minimum_and_lower_bound_at_most_what_the_plan_moves(tmp_
     assert r["bytes_lower_bound"] == r["bytes_moved"] == 3 * 20_000 + 0 + 1 + 2
     _, _, err = cli([*argv, "--strategy", "balanced"], monkeypatch)
     assert "3 replica(s) moved (minimum 3), 58.6 KiB of 3.6 GiB copied (lower bound 58.6 KiB)" in err
+    # rack a takes two replicas of a partition of replication factor 3 (was: `only one replica of each partition`)
+    assert (
+        "Racks: brokers 1 and 3 hold 15 replicas each, below the mean of 17: rack rack-a may take only so many "
+        "replicas of each partition: one of replication factor 2, two of replication factor 3." in err.splitlines()
+    )
 
 
 def test_the_bytes_a_plan_sheds_are_the_smallest_whichever_broker_sheds_them():
