@@ -506,3 +506,23 @@ def test_the_spark_reader_gives_the_rates_of_the_row_reader(spark, tmp_path):
             planner.recorded_rates()
     finally:
         planner.close()
+
+
+@pytest.mark.parametrize("regex", [".*|__consumer_offsets", ".*"], ids=["with-offsets", "without-offsets"])
+def test_the_minimum_and_what_a_leaving_broker_keeps_are_those_of_the_local_engine(spark, tmp_path, regex):
+    """Issue 39's case (broker 4 drained but for __consumer_offsets, one broker left in rack b, replication
+    factors 2 and 3): the same plan, minimum and lower bound (3 and 58.6 KiB, at what the plan moves), and
+    with '.*' the same warning that broker 4 keeps 3 replicas the plan does not move."""
+    from tests.unit.test_plan_bounds import issue_snapshot
+
+    argv = issue_snapshot(tmp_path)
+    argv[argv.index(".*|__consumer_offsets")] = regex
+    argv += ["--broker-list", "1,2,3", "--strategy", "balanced"]
+    outputs = {engine: run_argv([*argv, "--engine", engine]) for engine in ("local", "spark")}
+    assert outputs["spark"][0] == outputs["local"][0]
+    local = outputs["local"][1].replace("engine local", "engine")
+    assert outputs["spark"][1].replace("engine spark", "engine") == local
+    if regex == ".*":
+        assert "Warning: broker 4 keeps 3 replica(s) of topics this plan does not move (__consumer_offsets: 3)" in local
+    else:
+        assert "3 replica(s) moved (minimum 3), 58.6 KiB of 3.6 GiB copied (lower bound 58.6 KiB)" in local
