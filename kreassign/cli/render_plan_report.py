@@ -193,10 +193,11 @@ def left_behind_lines(quality: PlanQuality) -> list[str]:
     ]
 
 
-def _left(quality: PlanQuality, b: int) -> str:
-    """A broker's note in the table: ``removed``, and what it keeps that the plan does not move."""
+def _left(quality: PlanQuality, b: int, short: bool = False) -> str:
+    """A broker's note in the table: ``removed``, and what it keeps that the plan does not move (``short``: the
+    count alone, beside the bars)."""
     kept = sum(quality.left_behind.get(b, {}).values())
-    return "removed" + (f"; keeps {kept} not planned" if kept else "")
+    return "removed" + (f"; keeps {kept}" + ("" if short else " not planned") if kept else "")
 
 
 def rack_hold_lines(quality: PlanQuality) -> list[str]:
@@ -294,7 +295,7 @@ def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100,
         per_broker["out /s"] = (traffic.out_before, traffic.out_after)
     names = ("replicas", "leaders", "bytes") + (("in /s", "out /s") if traffic is not None else ())
     labels = {name: (lambda v: str(v)) if name in ("replicas", "leaders") else format_bytes for name in names}
-    shown = {b: str(b) if b in quality.brokers else f"{b} ({_left(quality, b)})" for b in quality.shown}
+    shown = {b: str(b) if b in quality.brokers else f"{b} ({_left(quality, b, short=True)})" for b in quality.shown}
     # each column holds a bar and the longest number after it; the bars shrink until the table fits the width
     longest = {
         name: max([1, *(len(labels[name](per_broker[name][i].get(b, 0))) for b in quality.shown for i in (0, 1))])
