@@ -266,7 +266,10 @@ def test_cli_replace_broker(snapshot_file, topics_file, monkeypatch):
     assert report["strategy"] == "replace-broker"
     assert report["replicas_moved"] == report["minimum_replicas_moved"] == 9
     assert err.startswith("Broker replacement (engine local): 9 replica(s) moved (minimum 9)")
-    assert "Warning" not in err
+    assert "replaces broker" not in err  # no rack warning
+    # broker 2 holds __consumer_offsets too, which the listed topics leave where it is
+    assert "Warning: broker 2 keeps 2 replica(s) of topics this plan does not move (__consumer_offsets: 2)" in err
+    assert report["brokers"][1]["replicas_not_planned"] == {"__consumer_offsets": 2}
 
 
 def test_cli_replace_broker_rack_warning(snapshot_file, topics_file, monkeypatch):
