@@ -31,15 +31,18 @@ from tests.unit.test_generate_balanced_cli import cli
 RACK_OF = {1: "a", 2: "b", 3: "a", 4: "b"}
 
 
-def issue_snapshot(path) -> list[str]:
+ISSUE_LAYOUTS = {
+    "hot": (6, 200 << 20, [(1, 2, 3), (2, 3, 1), (3, 1, 2)]),
+    "orders": (12, 5 << 20, [(1, 2), (2, 3), (3, 2), (2, 1)]),
+    "__consumer_offsets": (3, 20_000, [(1, 4, 3), (4, 3, 2), (3, 2, 4)]),
+}
+"""Per topic: partitions, size of partition 0 (each next one a byte more), replicas of partition p at p modulo."""
+
+
+def issue_snapshot(path, layouts=ISSUE_LAYOUTS) -> list[str]:
     """The issue's case: racks a={1,3}, b={2,4}; broker 4 drained by a plan of --topics-regex '.*' (which skips
     __consumer_offsets: three of its replicas are still on broker 4), so broker 2 is the only broker left in
     rack b; replication factors 3 and 2; now --topics-regex '.*|__consumer_offsets' over brokers 1, 2 and 3."""
-    layouts = {
-        "hot": (6, 200 << 20, [(1, 2, 3), (2, 3, 1), (3, 1, 2)]),
-        "orders": (12, 5 << 20, [(1, 2), (2, 3), (3, 2), (2, 1)]),
-        "__consumer_offsets": (3, 20_000, [(1, 4, 3), (4, 3, 2), (3, 2, 4)]),
-    }
     topics = {}
     for name, (count, size, holders) in layouts.items():
         partitions = []
