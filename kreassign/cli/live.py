@@ -127,10 +127,10 @@ def _whole(method):
     return whole
 
 
-PANEL_WIDTH = 60
-"""The batched panel's width (the terminal's when narrower), the same in every frame: a row that appears (the
-writes into the partitions copied, a note) wraps in the value column rather than widen the panel, and the bars
-fill that column."""
+PANEL_WIDTH = 62
+"""The batched panel's width (the terminal's when narrower), the same in every frame: its value column (46) holds
+the longest writes row (``1023.9 MiB/s into the partitions being copied``); a longer row (a note) wraps in it
+rather than widen the panel, and the bars fill it."""
 
 LABEL_WIDTH = len("partitions")
 """The panel's label column: its longest label."""
