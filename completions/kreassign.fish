@@ -23,7 +23,7 @@ complete -c kreassign -l timeout -x -d 'The maximum time in ms to wait for log d
 complete -c kreassign -l additional -d 'Execute this reassignment in addition to any other ongoing ones.'
 complete -c kreassign -l preserve-throttles -d 'Do not modify broker or topic throttles.'
 complete -c kreassign -l disallow-replication-factor-change -d 'Denies the ability to change a partition\'s replication factor as part of this reassignment through adding validation against it.'
-complete -c kreassign -l seed -x -d 'Seed the --generate placement (java.util.Random) so that the proposal is reproducible.'
+complete -c kreassign -l seed -x -d 'Seed the --generate placement (java.util.Random): reproducible.'
 complete -c kreassign -l max-partition-movements -x -d 'Run --execute as a batched reassignment (KIP-435) that stays attached until done, with at most this many partitions moving at once.'
 complete -c kreassign -l max-replica-movements -x -d 'At most this many replicas added to a partition per step.'
 complete -c kreassign -l max-leader-movements -x -d 'At most this many partitions changing leader at once.'

@@ -105,6 +105,28 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
             "leaders_changed": traffic.leader_moves,
             "replicas_moved": traffic.replica_moves,
             "extra_bytes_moved": traffic.extra_bytes,
+            "missed": [
+                {
+                    "side": limit.side,
+                    "broker": limit.broker,
+                    "bytes_per_s": round(limit.value, 1),
+                    "above": limit.above,
+                    "edge_bytes_per_s": round(limit.edge, 1),
+                    "reason": limit.reason,
+                    **(
+                        {
+                            "partitions": limit.partitions,
+                            "slots": limit.slots,
+                            "least_bytes_per_s": round(limit.least, 1),
+                            "per_broker": limit.per_broker,
+                            "bound_bytes_per_s": round(limit.bound, 1),
+                        }
+                        if limit.reason == "traffic"
+                        else {}
+                    ),
+                }
+                for limit in traffic.limits
+            ],
         }
     choice = quality.log_dirs
     if choice is not None and choice.volumes:
@@ -162,6 +184,7 @@ def plan_report(quality: PlanQuality, engine: str, strategy: str = "balanced") -
                         for side in ("before", "after")
                     }
                 ),
+                **({"replicas_not_planned": quality.left_behind[b]} if b in quality.left_behind else {}),
             }
             for b in quality.shown
         ],

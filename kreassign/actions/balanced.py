@@ -8,7 +8,7 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from typing import TypeVar
 
@@ -23,7 +23,7 @@ from kreassign.actions.generate import (
     read_generate_inputs,
 )
 from kreassign.cluster.port import ClusterPort, LogDirUsage, all_cordoned, volume_capacity, with_volumes
-from kreassign.errors import CommandError, UsageError
+from kreassign.errors import CommandError, UnknownTopicOrPartitionError, UsageError
 from kreassign.formats import format_topics_json, parse_generate_assignment_args, topics_json_pieces
 from kreassign.humanize import parse_size
 from kreassign.model import TopicColumns, TopicPartition
@@ -208,7 +208,7 @@ class Collected:
     ``minimum`` (the fewest replica moves and their bytes) as its job counted it; ``inputs`` and ``usage`` (the
     log dirs of ``inputs.usable``) as :func:`generate_balanced` reads them from the port; ``other_bytes``:
     :func:`broker_disks`' rest of the disks, as Spark summed it (None: summed from ``usage``); ``rates``: the
-    snapshot's recorded rates (None: read from the port)."""
+    snapshot's recorded rates (None: read from the port); ``left_behind``: :func:`left_behind`, as Spark counted it."""
 
     plan: dict[tuple[str, int], list[int]]
     minimum: tuple[int, int]
@@ -216,6 +216,7 @@ class Collected:
     usage: Mapping[int, Sequence[LogDirUsage]]
     other_bytes: dict[int, int] | None
     rates: Mapping[TopicPartition, tuple[float, float]] | None = None
+    left_behind: dict[int, dict[str, int]] = field(default_factory=dict)
 
 
 def generate_balanced(
@@ -250,7 +251,7 @@ def generate_balanced(
     plan, minimum = (None, None) if collected is None else (collected.plan, collected.minimum)
     used = choose_engine(request.engine, len(rows), request.spark_master) if plan is None else "spark"
     if minimum is None:  # for the engine and the report
-        minimum = minimum_movement(rows, ctx.brokers, replication_factor)
+        minimum = minimum_movement(rows, ctx)
     if plan is None and used == "spark":
         plan = _plan_with_spark(port, topics, ctx, request.spark_master, request.spark_conf)
     elif plan is None:
@@ -289,11 +290,40 @@ def generate_balanced(
         budget=results.get("budget"),
         current_load=dict(ctx.current_load),
         byte_band=results.get("byte_band"),
+        ctx=ctx,
     )
     check_volumes(choice, limit)
     check_disk_usage(quality, capacities, other_bytes, limit)
-    quality = replace(quality, log_dirs=choice, rack_holds=tuple(holds), traffic=results.get("traffic"))
+    left = [b for b in quality.shown if b not in quality.brokers]
+    behind = collected.left_behind if collected is not None else left_behind(port, current, left)
+    quality = replace(
+        quality, log_dirs=choice, rack_holds=tuple(holds), traffic=results.get("traffic"), left_behind=behind
+    )
     return print_plan(out, current, plan, choice, request.texts), quality, used
+
+
+def left_behind(port: ClusterPort, planned: Iterable[str], brokers: Iterable[int]) -> dict[int, dict[str, int]]:
+    """Per broker of ``brokers`` (those a plan of the topics ``planned`` empties: left out of it), the replicas
+    of the cluster's other topics it keeps, per topic, Kafka's internal ones included (``--topics-regex '.*'``
+    skips them): what stopping that broker would leave under-replicated. {} when there are none."""
+    wanted = set(brokers)
+    if not wanted:
+        return {}
+    skip = set(planned)
+    for attempt in range(2):  # a topic deleted between the listing and the description: listed again, once
+        names = [t for t in port.list_topic_names() if t not in skip]
+        try:
+            columns = port.describe_topic_columns(names)
+            break
+        except UnknownTopicOrPartitionError:
+            if attempt:
+                return {}
+    kept: dict[int, Counter[str]] = {}
+    for name, topic in columns.items():
+        for replicas in topic.replicas:
+            for b in wanted.intersection(replicas):
+                kept.setdefault(b, Counter())[name] += 1
+    return {b: dict(sorted(kept[b].items())) for b in sorted(kept)}
 
 
 def partition_rates(

@@ -85,6 +85,7 @@ def generate_from_file(
     from kreassign.errors import UnknownTopicOrPartitionError
     from kreassign.formats import sort_topic_names, topic_entry_head
     from kreassign.javacompat.jackson_writer import quote_json_string
+    from kreassign.planning.bounds import plan_minimum
     from kreassign.planning.placement import get_broker_metadata
     from kreassign.planning.quality import quality_of, topic_dimension
     from kreassign.spark import snapshot_planner
@@ -116,19 +117,21 @@ def generate_from_file(
                 )
         usable = without_cordoned(get_broker_metadata(head.describe_brokers(), brokers_to_use, rack_aware), usage)
         ctx = make_context([(b.id, b.rack) for b in usable], replication_factor, current_load=load)
-        minimum = planner.minimum(ctx.brokers, replication_factor)
+        minimum = planner.minimum(ctx)
         planner.plan(ctx, minimum[0])
         capacities, _ = broker_disks(head, topics, ctx.brokers, usage)
         other_bytes: dict[int, int] = {}
         if any(capacities.values()):
             other_bytes = planner.other_bytes([(b, d.path) for b in ctx.brokers for d in usage.get(b, ())])
         totals = planner.broker_totals()
-        holds = ctx.rack_holds(planner.replication_factors())[1] if ctx.uneven_racks() else []
+        rf_counts = planner.replication_factors() if ctx.uneven_racks() else {}  # (one job) the rack rule's
+        holds = ctx.rack_holds(rf_counts)[1] if rf_counts else []
         held = [b for hold in holds for b in hold.brokers]
         # the log dirs of new replicas on a broker with several volumes (logdirs.choose_log_dirs) need the plan
         several = choose_dirs(with_volumes(usage), ctx.brokers)
         view = PlanView(planner, ctx, request, totals, capacities, other_bytes, holds, several)
         rates = port.recorded_rates() if file_has_rates(source) else {}  # (reading them loads the partitions)
+        behind = planner.left_behind(sorted(b for b, n in load.items() if n and b not in ctx.brokers))
         stages = guarded(StageJob((), {}, ctx, request, capacities, other_bytes, held, rates=rates))
         # before any change to the plan kept in the JVM: does a stage need every partition?
         relieve = any([stage.whole(view) for stage in stages if not stage.scoped])
@@ -154,12 +157,14 @@ def generate_from_file(
             inputs = GenerateInputs(topics, current, cluster, get_broker_metadata(cluster, brokers_to_use, rack_aware))
             ids = [b.id for b in inputs.usable]
             if several:  # logdirs.choose_log_dirs reads the replicas of each dir: the port's (the whole file)
-                collected = Collected(plan, minimum, inputs, port.describe_log_dirs(ids), None, rates)
+                collected = Collected(plan, minimum, inputs, port.describe_log_dirs(ids), None, rates, behind)
             else:  # the rest of each disk as Spark summed it, in the order broker_disks gives it
                 others = {b: other_bytes[b] for b in ids if b in other_bytes}
-                collected = Collected(plan, minimum, inputs, head.describe_log_dirs(ids), others, rates)
+                collected = Collected(plan, minimum, inputs, head.describe_log_dirs(ids), others, rates, behind)
             return generate_balanced(head, replace(request, engine="spark"), out, collected)
         moved, moved_bytes, leaders_changed, total_bytes, partitions = planner.plan_totals()
+        # the minimum of the plans as even as this one, when a stage left a broker outside its band (one job)
+        minimum = plan_minimum(ctx, minimum, totals["replicas"][1], lambda: rf_counts, planner.minimum)
         spreads = view.spreads
         names = sorted(spreads)
         quality = quality_of(
@@ -186,7 +191,7 @@ def generate_from_file(
             drops=replication_factor is not None,
         )
         check_disk_usage(quality, capacities, other_bytes, request.max_disk_usage)
-        quality = replace(quality, rack_holds=tuple(holds))
+        quality = replace(quality, rack_holds=tuple(holds), left_behind=behind)
         live = {b.id for b in head.describe_brokers()}
         quoted = {d: q for d in planner.log_dirs() if (q := quote_json_string(d)) != f'"{d}"'}
         heads = [(t, topic_entry_head(t)) for t in sort_topic_names(t for t, n in per_topic.items() if n)]

@@ -123,6 +123,23 @@ def measure_before_run(
     return Measured(auto, throttle)
 
 
+def measuring_line(brokers: set[int], seconds: int, width: int = 80) -> str:
+    """The run's first line under --throttle auto, within ``width`` columns: the brokers it measures (ranges of
+    consecutive ids; their count when even that is too long) and for how long."""
+    spans: list[list[int]] = []
+    for b in sorted(brokers):
+        if spans and b == spans[-1][1] + 1:
+            spans[-1][1] = b
+        else:
+            spans.append([b, b])
+    ids = ",".join(f"{a}" if a == z else f"{a},{z}" if z == a + 1 else f"{a}-{z}" for a, z in spans)
+    for who in (f"broker{'s' if len(brokers) != 1 else ''} {ids}", f"{len(brokers)} brokers"):
+        line = f"kreassign: --throttle auto: measuring traffic on {who} for {seconds} s ..."
+        if len(line) <= width:
+            break
+    return line
+
+
 def _measure_headroom(
     port: ClusterPort,
     request: ExecuteRequest,
@@ -146,8 +163,7 @@ def _measure_headroom(
     brokers &= live
     capacity = request.auto.of(brokers)
     seconds = request.sample_window or DEFAULT_AUTO_WINDOW_S
-    notes(f"kreassign: --throttle auto: measuring the traffic of broker(s) {','.join(map(str, sorted(brokers)))} "
-          f"over {seconds} s ...\n")  # fmt: skip
+    notes(measuring_line(brokers, seconds) + "\n")
     snapshots = TrafficSnapshots(port, brokers)
     began = clock()
     snapshots.take(began)

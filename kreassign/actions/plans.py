@@ -14,6 +14,7 @@ from kreassign.actions.balanced import (
     DEFAULT_MAX_DISK_USAGE,
     TRAFFIC_OPTIONS,
     check_volumes,
+    left_behind,
     print_plan,
 )
 from kreassign.actions.common import Output
@@ -135,7 +136,7 @@ def generate_replacement(
         pairs = parse_replacements(replacements)
     except ReplaceError as exc:
         raise UsageError(str(exc)) from None
-    _topics, current, rows, brokers = _read(port, topics_json)
+    topics, current, rows, brokers = _read(port, topics_json)
     racks = {b.id: b.rack for b in brokers}
     unknown = [new for new in pairs.values() if new not in racks]
     if unknown and live:
@@ -166,7 +167,8 @@ def generate_replacement(
     usage = with_volumes(port.describe_log_dirs(targets))
     choice = choose_log_dirs(rows, plan, usage, targets, DEFAULT_MAX_DISK_USAGE, relieve=False)  # nothing else moves
     check_volumes(choice, DEFAULT_MAX_DISK_USAGE)
-    return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice)
+    behind = left_behind(port, topics, [old for old in pairs if old in held])
+    return print_plan(out, current, plan, choice), replace(quality, log_dirs=choice, left_behind=behind)
 
 
 def check_plan_options(args) -> None:

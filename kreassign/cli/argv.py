@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from kreassign.cli.spec import (
     ACTIONS,
     APACHE_ACTIONS,
+    EXTENSIONS_PER_ACTION,
     REQUIRED_ARGS,
     SNAPSHOT_ACTION,
     SNAPSHOT_ACTION_ARGS,
@@ -174,7 +175,7 @@ def validate(argv: list[str]) -> Request:
     optional = _not_required(action, parsed)
     for name in required:
         if not parsed.has(name) and name not in optional:
-            raise UsageError(f'Missing required argument "{SPECS[name]}"')
+            raise UsageError(_missing(action, name, parsed))
     permitted = permitted_args(action, uses_bootstrap_server=has_server)
     for spec in parsed.seen:
         if spec.name != action and spec.name not in required and spec.name not in permitted:
@@ -195,6 +196,16 @@ def _not_required(action: str, parsed: ParsedArgs) -> tuple[str, ...]:
     if parsed.has("replace-broker") or parsed.values.get("strategy", [None])[-1:] == ["leaders"]:
         optional.append("broker-list")
     return tuple(optional)
+
+
+def _missing(action: str, name: str, parsed: ParsedArgs) -> str:
+    """Apache's message for a required option not given; on a command line with kreassign's own options, the
+    topics file's also names --topics-regex, which stands for it there."""
+    message = f'Missing required argument "{SPECS[name]}"'
+    extensions = EXTENSIONS_PER_ACTION["generate"]
+    if action == "generate" and name == "topics-to-move-json-file" and any(map(parsed.has, extensions)):
+        message += " or --topics-regex REGEX"
+    return message
 
 
 AT_LEAST_ONE = ("max-partition-movements", "max-replica-movements", "max-leader-movements", "max-broker-movements")

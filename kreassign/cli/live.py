@@ -127,6 +127,15 @@ def _whole(method):
     return whole
 
 
+PANEL_WIDTH = 62
+"""The batched panel's width (the terminal's when narrower), the same in every frame: its value column (46) holds
+the longest writes row (``1023.9 MiB/s into the partitions being copied``); a longer row (a note) wraps in it
+rather than widen the panel, and the bars fill it."""
+
+LABEL_WIDTH = len("partitions")
+"""The panel's label column: its longest label."""
+
+
 class RichReporter:
     """On a terminal: a live panel (partitions done / moving / waiting, bytes, rate, ETA), written to ``err``."""
 
@@ -139,6 +148,8 @@ class RichReporter:
         self.console = Console(file=TerminalFile(write), force_terminal=True, width=width, highlight=False)
         self._live = None
         self._last: Progress | None = None
+        self._width = min(PANEL_WIDTH, width)
+        self._values = max(10, self._width - 4 - LABEL_WIDTH - 2)  # less the borders, padding, labels, gap
 
     @_whole
     def start(self) -> None:
@@ -179,15 +190,28 @@ class RichReporter:
         if self._live is not None:
             self._live.update(self._render(progress))
 
-    def _render_outcome(self, outcome: Outcome):
-        from rich.panel import Panel
-        from rich.progress_bar import ProgressBar
+    def _grid(self):
+        """The panel's two columns: the labels, and the values (as wide as the bars)."""
         from rich.table import Table
 
-        last = self._last
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold")
-        table.add_column()
+        table.add_column(style="bold", width=LABEL_WIDTH, no_wrap=True)
+        table.add_column(width=self._values)
+        return table
+
+    def _bar(self, total: int, completed: int):
+        from rich.progress_bar import ProgressBar
+
+        return ProgressBar(total=max(1, total), completed=completed, width=self._values)
+
+    def _panel(self, table, title: str = "kreassign batched reassignment"):
+        from rich.panel import Panel
+
+        return Panel(table, title=title, width=self._width)
+
+    def _render_outcome(self, outcome: Outcome):
+        last = self._last
+        table = self._grid()
         table.add_row("status", "complete" if outcome.status is RunStatus.COMPLETED else _ended(outcome))
         table.add_row("partitions", f"{outcome.partitions_done} of {outcome.partitions} at their target")
         if outcome.reverted:
@@ -196,31 +220,25 @@ class RichReporter:
         if outcome.status is RunStatus.COMPLETED:
             steps_total = outcome.steps_done
         table.add_row("steps", f"{outcome.steps_done} of {steps_total}")
-        table.add_row("", ProgressBar(total=max(1, steps_total), completed=outcome.steps_done, width=40))
+        table.add_row("", self._bar(steps_total, outcome.steps_done))
         if outcome.bytes_moved is not None:
             total = outcome.bytes_total if outcome.bytes_total is not None or last is None else last.bytes_total
             copied = format_bytes(outcome.bytes_moved)
             table.add_row("copied", copied if total is None else f"{copied} of {format_bytes(total)}")
         table.add_row("elapsed", format_duration(outcome.elapsed))
-        return Panel(table, title="kreassign batched reassignment", expand=False)
+        return self._panel(table)
 
     def _render(self, p: Progress | None):
-        from rich.panel import Panel
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold")
-        table.add_column()
+        table = self._grid()
         if p is None:
             table.add_row("kreassign", "starting ...")
-            return Panel(table, title="batched reassignment", expand=False)
+            return self._panel(table, "batched reassignment")
         table.add_row("partitions", f"{p.done} done, {p.moving} moving, {p.waiting} waiting (of {p.partitions})")
         table.add_row("steps", f"{p.steps_done} of {p.steps_total}")
-        table.add_row("", ProgressBar(total=max(1, p.steps_total), completed=p.steps_done, width=40))
+        table.add_row("", self._bar(p.steps_total, p.steps_done))
         if p.bytes_total is not None and p.bytes_moved is not None:
             table.add_row("copied", f"{format_bytes(p.bytes_moved)} of {format_bytes(p.bytes_total)}")
-            table.add_row("", ProgressBar(total=max(1, p.bytes_total), completed=p.bytes_moved, width=40))
+            table.add_row("", self._bar(p.bytes_total, p.bytes_moved))
             rate = "measuring" if p.rate is None else f"{format_bytes(p.rate)}/s"
             table.add_row("rate", rate)
             if p.write_rate:  # the partitions being copied take writes: the copies must overtake them
@@ -229,7 +247,7 @@ class RichReporter:
         table.add_row("elapsed", format_duration(p.elapsed))
         for note in p.notes:
             table.add_row("note", note)
-        return Panel(table, title="kreassign batched reassignment", expand=False)
+        return self._panel(table)
 
 
 def make_reporter(err: Callable[[str], object], terminal: bool, interval: float = 10.0):

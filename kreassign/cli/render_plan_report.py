@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kreassign.humanize import format_bytes
 from kreassign.planning.quality import Dimension, PlanQuality
+from kreassign.planning.trafficlimits import TrafficLimit
 
 _LABELS = {
     "replicas": "replicas / broker",
@@ -37,6 +38,7 @@ def headline(quality: PlanQuality, engine: str, title: str = "Balanced plan") ->
         f"copied (lower bound {format_bytes(quality.bytes_lower_bound)}), {quality.leaders_changed} leader(s) "
         f"changed, {quality.partitions} partition(s).",
     ]
+    lines += left_behind_lines(quality)
     lines += rack_hold_lines(quality)
     band = quality.byte_band
     if band is not None and not band.mean:
@@ -125,7 +127,77 @@ def traffic_lines(quality: PlanQuality) -> list[str]:
         f"leadership(s) changed and {traffic.replica_moves} replica(s) moved for it, "
         f"{format_bytes(max(traffic.extra_bytes, 0))} more copied."
     )
-    return lines
+    return lines + [_limit_line(limit) for limit in traffic.limits]
+
+
+def _limit_line(limit: TrafficLimit) -> str:
+    """Why one side of the traffic goals is missed (:mod:`kreassign.planning.trafficlimits`)."""
+    side = f"Bytes {limit.side}"
+    past = f"{'above' if limit.above else 'below'} {_rate(limit.edge)}"
+    if limit.reason == "traffic" and limit.side == "out":
+        most = f"the {limit.partitions} partition(s) of most traffic"
+        if limit.above:
+            return (
+                f"{side}: {most} (at least {_rate(limit.least)} each from the leader) cannot be led evenly by "
+                f"{limit.brokers} brokers: one leads {limit.per_broker} of them, {_rate(limit.bound)} or more, {past}."
+            )
+        return (
+            f"{side}: {most} cannot give each of {limit.brokers} brokers a leadership: one leads none of them, "
+            f"{_rate(limit.bound)} or less, {past}."
+        )
+    if limit.reason == "traffic":
+        most = f"the {limit.partitions} partition(s) written fastest"
+        if limit.above:
+            return (
+                f"{side}: {most} (at least {_rate(limit.least)} each, {limit.slots} replicas) cannot spread evenly "
+                f"over {limit.brokers} brokers: one holds {limit.per_broker} of their replicas, {_rate(limit.bound)} "
+                f"or more, {past}."
+            )
+        return (
+            f"{side}: {most} have {limit.slots} replica(s) for {limit.brokers} brokers: one holds none of them, "
+            f"{_rate(limit.bound)} or less, {past}."
+        )
+    at = f"broker {limit.broker} ends at {_rate(limit.value)}, {past}"
+    if limit.reason == "rack rule":
+        return f"{side}: {at}: it holds what the racks set (above)."
+    if limit.reason == "replicas stay":
+        return f"{side}: {at}: bytes in follow the replicas, which a leadership plan does not move."
+    return f"{side}: {at}: no leadership or replica swap tried keeps the other goals and brings it closer."
+
+
+def _rate(value: float) -> str:
+    return f"{format_bytes(value)}/s"
+
+
+def left_behind_lines(quality: PlanQuality) -> list[str]:
+    """A warning when a broker the plan empties (left out of it) keeps replicas of topics the plan does not
+    move (Kafka's internal ones, which ``--topics-regex '.*'`` skips): stopping it would leave them
+    under-replicated."""
+    behind = quality.left_behind
+    if not behind:
+        return []
+    brokers = list(behind)
+    counts = [sum(behind[b].values()) for b in brokers]
+    per_topic: dict[str, int] = {}
+    for topics in behind.values():
+        for topic, n in topics.items():
+            per_topic[topic] = per_topic.get(topic, 0) + n
+    named = ", ".join(f"{t}: {n}" for t, n in sorted(per_topic.items())[:3])
+    more = f" and {len(per_topic) - 3} more topic(s)" if len(per_topic) > 3 else ""
+    one = len(brokers) == 1
+    who = f"broker {brokers[0]} keeps" if one else f"brokers {_brokers(brokers)} keep"
+    return [
+        f"Warning: {who} {_brokers(counts)} replica(s) of topics this plan does not move ({named}{more}); "
+        f"stopping {'it' if one else 'them'} would leave those under-replicated: plan them too "
+        "(--topics-regex '.*|__.*' takes Kafka's internal topics as well)."
+    ]
+
+
+def _left(quality: PlanQuality, b: int, short: bool = False) -> str:
+    """A broker's note in the table: ``removed``, and what it keeps that the plan does not move (``short``: the
+    count alone, beside the bars)."""
+    kept = sum(quality.left_behind.get(b, {}).values())
+    return "removed" + (f"; keeps {kept}" + ("" if short else " not planned") if kept else "")
 
 
 def rack_hold_lines(quality: PlanQuality) -> list[str]:
@@ -142,17 +214,24 @@ def rack_hold_lines(quality: PlanQuality) -> list[str]:
         each = "" if one else " each"
         side = "above" if hold.must else "below"
         copies = "a replica" if hold.per_partition == 1 else f"{hold.per_partition} replicas"
+        mixed = len({n for _, n in hold.by_rf}) > 1  # replication factors whose partitions differ there
+        per_rf = ", ".join(f"{_NUMBERS.get(n, n)} of replication factor {rf}" for rf, n in hold.by_rf)
         if hold.must:
             where = (
                 f"it is the only broker left in rack {hold.rack}"
                 if one
                 else f"they are the only {len(hold.brokers)} brokers left in rack {hold.rack}"
             )
-            why = f"{where}, and each partition keeps {copies} there"
+            why = f"{where}, and each partition keeps " + (f"replicas there: {per_rf}" if mixed else f"{copies} there")
+        elif mixed:
+            why = f"rack {hold.rack} may take only so many replicas of each partition: {per_rf}"
         else:
             why = f"rack {hold.rack} may take only {copies.replace('a replica', 'one replica')} of each partition"
         lines.append(f"Racks: {who} {held} replicas{each}, {side} the mean of {mean}: {why}.")
     return lines
+
+
+_NUMBERS = {0: "none", 1: "one", 2: "two", 3: "three"}
 
 
 def _brokers(ids) -> str:
@@ -163,7 +242,7 @@ def _brokers(ids) -> str:
 
 def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Balanced plan") -> str:
     lines = headline(quality, engine, title)
-    lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    {'after: min..max (std)':<36}")
+    lines.append(f"{'dimension':<22} {'before: min..max (std)':>36}    after: min..max (std)")
     for d in quality.dimensions:
         lines.append(f"{_LABELS[d.name]:<22} {_side(d, True):>36} -> {_side(d, False)}")
     traffic = quality.traffic
@@ -171,7 +250,7 @@ def render_plan_report_text(quality: PlanQuality, engine: str, title: str = "Bal
     lines.append(head + (f"  {'in /s':>25} {'out /s':>25}" if traffic is not None else ""))
     replicas, leaders, sizes = (quality.per_broker[k] for k in ("replicas", "leaders", "bytes"))
     for b in quality.shown:
-        note = "" if b in quality.brokers else "  (removed)"
+        note = "" if b in quality.brokers else f"  ({_left(quality, b)})"
         rates = ""
         if traffic is not None:  # bytes in and out per second, before -> after
             rates = "".join(
@@ -216,7 +295,7 @@ def render_plan_report_rich(quality: PlanQuality, engine: str, width: int = 100,
         per_broker["out /s"] = (traffic.out_before, traffic.out_after)
     names = ("replicas", "leaders", "bytes") + (("in /s", "out /s") if traffic is not None else ())
     labels = {name: (lambda v: str(v)) if name in ("replicas", "leaders") else format_bytes for name in names}
-    shown = {b: str(b) if b in quality.brokers else f"{b} (removed)" for b in quality.shown}
+    shown = {b: str(b) if b in quality.brokers else f"{b} ({_left(quality, b, short=True)})" for b in quality.shown}
     # each column holds a bar and the longest number after it; the bars shrink until the table fits the width
     longest = {
         name: max([1, *(len(labels[name](per_broker[name][i].get(b, 0))) for b in quality.shown for i in (0, 1))])

@@ -155,7 +155,7 @@ _SPECS = (
         help="The movement of partitions between brokers will be throttled to this value (bytes/sec). "
         "This option can be included with --execute when a reassignment is started, and it can be altered "
         "by resubmitting the current reassignment along with the --additional flag. The throttle rate "
-        "should be at least 1 KB/s.",
+        "should be at least 1 KB/s. Or auto (batched runs): from each broker's headroom.",
         metavar="BYTES/S",
     ),
     OptionSpec(
@@ -194,7 +194,7 @@ _SPECS = (
         "seed",
         Arity.REQUIRED,
         int,
-        help=("seed the --generate placement (java.util.Random) so that the proposal is reproducible."),
+        help="seed the --generate placement (java.util.Random): reproducible.",
         metavar="N",
         apache=False,
         panel=PLANS_PANEL,

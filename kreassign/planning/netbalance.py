@@ -43,6 +43,7 @@ from kreassign.planning.bytebalance import band_of
 from kreassign.planning.capacity import disk_bounds
 from kreassign.planning.context import BalanceContext, Row, make_context
 from kreassign.planning.planstate import range_ok
+from kreassign.planning.trafficlimits import TrafficLimit, traffic_limits
 
 DEFAULT_TRAFFIC_TOLERANCE = 0.10
 """The traffic goals' default tolerance: bytes in and out per broker within 10 % of the mean."""
@@ -102,6 +103,7 @@ class TrafficBalance:
     leader_moves: int = 0
     replica_moves: int = 0
     extra_bytes: int = 0
+    limits: tuple[TrafficLimit, ...] = ()  # why a side ends outside the tolerance (trafficlimits)
 
     def spread(self, side: str, after: bool = True) -> float:
         """The largest distance of a chosen broker's bytes ``side`` ("in" or "out") from their mean, as a
@@ -144,7 +146,7 @@ def balance_traffic(
     state.freeze_bytes(bytes_tolerance, held)
     state.leaderships()
     state.replicas()
-    return state.finish(plan, tolerance)
+    return state.finish(plan, tolerance, held)
 
 
 def balance_leadership_traffic(
@@ -160,7 +162,7 @@ def balance_leadership_traffic(
     ctx = make_context([(b, None) for b in brokers], None, rows)
     state = _Traffic(sorted(rows), plan, ctx, rates, tolerance, {}, {}, 1.0)
     state.leaderships()
-    return state.finish(plan, tolerance)
+    return state.finish(plan, tolerance, leaders_only=True)
 
 
 class _Traffic:
@@ -585,10 +587,26 @@ class _Traffic:
                 self.out[dst] += load
             self.replica_moves += 1
 
-    def finish(self, plan: dict[tuple[str, int], list[int]], tolerance: float) -> TrafficBalance:
-        """Writes the changed partitions back into ``plan``; what the stage did."""
+    def finish(
+        self,
+        plan: dict[tuple[str, int], list[int]],
+        tolerance: float,
+        held: Collection[int] = (),
+        leaders_only: bool = False,
+    ) -> TrafficBalance:
+        """Writes the changed partitions back into ``plan``; what the stage did, and why a side ends outside the
+        tolerance (``held``: the brokers the rack rule holds; ``leaders_only``: no replica moves)."""
         for pid in sorted(self.changed):
             plan[self.keys[pid]] = list(self.reps[pid])
+        limits = traffic_limits(
+            self.ctx.brokers,
+            {"in": self.into, "out": self.out},
+            {"in": self.write, "out": self.loads},
+            {"in": [len(replicas) for replicas in self.reps], "out": [1 if r else 0 for r in self.reps]},
+            tolerance,
+            held,
+            leaders_only,
+        )
         return TrafficBalance(
             tolerance,
             tuple(self.ctx.brokers),
@@ -599,4 +617,5 @@ class _Traffic:
             self.leader_moves,
             self.replica_moves,
             self.extra_bytes,
+            limits,
         )

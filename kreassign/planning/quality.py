@@ -23,13 +23,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain, groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from kreassign.planning.bounds import band_lower_bound, minimum_movement
-from kreassign.planning.context import Row
+from kreassign.planning.bounds import bytes_into_band, minimum_movement, plan_minimum
+from kreassign.planning.context import BalanceContext, Row, make_context
 
 if TYPE_CHECKING:
     from kreassign.planning.budget import BudgetUse
@@ -97,6 +98,8 @@ class PlanQuality:
     log_dirs: LogDirChoice | None = None  # the dirs named for new replicas on JBOD brokers (logdirs.choose_log_dirs)
     rack_holds: tuple[RackHold, ...] = ()  # racks the rack rule holds away from the mean (racklimits.rack_totals)
     traffic: TrafficBalance | None = None  # bytes in and out per broker (netbalance), only when rates are known
+    # per broker the plan empties (left out of its brokers), the replicas of other topics it keeps, per topic
+    left_behind: dict[int, dict[str, int]] = field(default_factory=dict)
 
     def dimension(self, name: str) -> Dimension:
         return next(d for d in self.dimensions if d.name == name)
@@ -196,11 +199,15 @@ def measure_plan(
     budget: BudgetUse | None = None,
     current_load: Mapping[int, int] | None = None,
     byte_band: ByteBand | None = None,
+    ctx: BalanceContext | None = None,
 ) -> PlanQuality:
     """The report of a plan: ``rows`` the partitions before (topic, partition, replicas, size), ``plan`` their
     replicas after (leader first), ``brokers`` the chosen ones; ``minimum``: :func:`minimum_movement` of the
     same input, and ``current_load`` the replicas per broker of ``rows``, when the caller has them already;
-    ``budget`` what ``--move-budget`` bought, ``byte_band`` what the bytes stage did."""
+    ``budget`` what ``--move-budget`` bought, ``byte_band`` what the bytes stage did. ``ctx``: the balanced
+    plan's brokers and rules: ``minimum`` then holds for plans that leave every broker as even as this one
+    (:func:`kreassign.planning.bounds.plan_minimum`); without ``minimum``, :func:`minimum_movement` of the rows
+    without racks."""
     chosen = sorted(set(brokers))
     # Column by column, so that most of the work runs in C: the rows grouped by topic (sorted unless each
     # topic's rows are together already, as the callers give them), their replicas before and after, sizes.
@@ -268,13 +275,37 @@ def measure_plan(
         bytes_moved=moved_bytes,
         leaders_changed=leaders_changed,
         total_bytes=total_bytes,
-        minimum=minimum or minimum_movement(rows, chosen, replication_factor),
+        minimum=_minimum(rows, chosen, replication_factor, minimum, ctx, replicas1, afters),
         capacities=capacities,
         other_bytes=other_bytes,
         budget=budget,
         byte_band=byte_band,
         drops=replication_factor is not None and any(len(set(r[2])) > replication_factor for r in rows),
     )
+
+
+def _minimum(
+    rows: Sequence[Row],
+    chosen: Sequence[int],
+    replication_factor: int | None,
+    minimum: tuple[int, int] | None,
+    ctx: BalanceContext | None,
+    after: Mapping[int, int],
+    afters: Sequence[Sequence[int]],
+) -> tuple[int, int]:
+    """:func:`measure_plan`'s minimum: with ``ctx``, that of the plans as even as this one
+    (:func:`kreassign.planning.bounds.plan_minimum`); else ``minimum``, or the minimum of the balanced plans of
+    the chosen brokers without racks."""
+    if ctx is not None:
+        recount = partial(_recount, rows)
+        return plan_minimum(ctx, minimum, after, lambda: Counter(map(len, afters)), recount)
+    if minimum is not None:
+        return minimum
+    return minimum_movement(rows, make_context(((b, None) for b in chosen), replication_factor, current_load={}))
+
+
+def _recount(rows: Sequence[Row], ctx: BalanceContext, after: Mapping[int, int]) -> tuple[int, int]:
+    return minimum_movement(rows, ctx, after=after)
 
 
 def _shifted(counts: Mapping[int, int], gone: Iterable[int], came: Iterable[int]) -> Counter[int]:
@@ -348,17 +379,18 @@ def quality_of(
         score_after=sum(d.after.score for d in scored) / len(scored),
         budget=budget,
         byte_band=byte_band,
-        bytes_lower_bound=max(
-            minimum[1],
-            band_lower_bound(
-                bytes0,
-                sum(bytes1.get(b, 0) for b in chosen),
-                chosen,
-                byte_band.tolerance,
-                drops,
-                {o.broker for o in byte_band.outside},
-            )
-            if byte_band is not None
-            else 0,
-        ),
+        bytes_lower_bound=max(minimum[1], _band_bound(bytes0, bytes1, chosen, byte_band, drops)),
     )
+
+
+def _band_bound(
+    before: Mapping[int, int], after: Mapping[int, int], chosen: Sequence[int], band: ByteBand | None, drops: bool
+) -> int:
+    """The bytes any plan must copy to bring the brokers this plan brings within ``band`` (the bytes stage's:
+    of the brokers the racks leave free) into it (:func:`kreassign.planning.bounds.bytes_into_band`); 0 without
+    the stage. A broker the plan leaves outside the band (held by the rack rule, a large replica) counts for
+    neither side."""
+    if band is None:
+        return 0
+    inside = [b for b in chosen if band.low <= after.get(b, 0) <= band.high]
+    return bytes_into_band(before, band.low, band.high, inside, chosen, drops)

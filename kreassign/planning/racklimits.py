@@ -34,16 +34,17 @@ class RackHold:
     total: int
     must: bool
     per_partition: int
+    by_rf: tuple[tuple[int, int], ...] = ()  # (replication factor, per_partition of it), each replication factor
 
 
 def rack_limits(
     sizes: Mapping[str, int], rf_counts: Mapping[int, int], rack_cap
-) -> dict[str, tuple[int, int, int, int]]:
+) -> dict[str, tuple[int, int, int, int, tuple[tuple[int, int, int], ...]]]:
     """Per rack (``sizes``: its chosen brokers), the least and most replicas it can hold over partitions of
     ``rf_counts`` (replication factor -> partitions; ``rack_cap(rf)``: the most replicas of one partition on a
-    rack): (low, high, least per partition, most per partition), the last two those of the most common
-    replication factor."""
-    limits = {g: [0, 0, 0, 0] for g in sizes}
+    rack): (low, high, least per partition, most per partition, (replication factor, least, most) of each),
+    the third and fourth those of the most common replication factor."""
+    limits: dict[str, list] = {g: [0, 0, 0, 0, []] for g in sizes}
     common = max(rf_counts, key=lambda rf: (rf_counts[rf], rf)) if rf_counts else 0
     for rf, partitions in rf_counts.items():
         if rf <= 0 or partitions <= 0:
@@ -55,13 +56,14 @@ def rack_limits(
             least = max(0, rf - (room - takes[g]))
             limits[g][0] += least * partitions
             limits[g][1] += takes[g] * partitions
+            limits[g][4].append((rf, least, takes[g]))
             if rf == common:
                 limits[g][2], limits[g][3] = least, takes[g]
-    return {g: (low, high, least, most) for g, (low, high, least, most) in limits.items()}
+    return {g: (low, high, least, most, tuple(sorted(each))) for g, (low, high, least, most, each) in limits.items()}
 
 
 def rack_totals(
-    sizes: Mapping[str, int], total: int, limits: Mapping[str, tuple[int, int, int, int]]
+    sizes: Mapping[str, int], total: int, limits: Mapping[str, tuple[int, int, int, int, tuple]]
 ) -> tuple[dict[str, int], list[RackHold]]:
     """The racks the rule holds away from the common level, with their totals: (rack -> total, why), empty
     when none is (the usual case). ``sizes``: brokers per rack; ``total``: replicas to place."""
@@ -98,7 +100,8 @@ def rack_totals(
             continue  # held, but at the mean
         must = fixed[g] * brokers > total * sizes[g]  # above the mean: what it must hold
         per_partition = limits[g][2] if must else limits[g][3]
-        holds.append(RackHold(g, (), fixed[g], must, per_partition))
+        by_rf = tuple((rf, least if must else most) for rf, least, most in limits[g][4])
+        holds.append(RackHold(g, (), fixed[g], must, per_partition, by_rf))
     return fixed, holds
 
 

@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kreassign.planning.balanced.engine import topic_totals
-from kreassign.planning.bounds import excess_over_targets
+from kreassign.planning.bounds import fewest_shed, replica_bands, shed_bytes, shed_counts, widened
+from kreassign.planning.context import BalanceContext
 from kreassign.spark.frames import _INTS
 from kreassign.spark.lookups import _lookup, _member
 
@@ -68,64 +69,68 @@ def _kept_and_forced() -> tuple[Any, Any]:
 
 
 def _minimum(
-    parts: DataFrame, brokers: Sequence[int], replication_factor: int | None, with_bytes: bool
+    parts: DataFrame, ctx: BalanceContext, with_bytes: bool, after: Mapping[int, int] | None = None
 ) -> tuple[int, int]:
-    """:func:`kreassign.planning.quality.minimum_movement` of ``parts`` (a frame with ``current`` and
-    ``size``), in one job: per broker the replicas that may stay on it (of the partitions whose replication
-    factor does not go down), and, in the row of broker -1 (one per partition), the replicas forced to move,
-    their bytes and the target total. ``with_bytes``: see :func:`_minimum_of`."""
-    rows = parts.select(*_stay(brokers, replication_factor), "size")
+    """:func:`kreassign.planning.bounds.minimum_movement` of ``parts`` (a frame with ``current`` and ``size``),
+    in one job: per broker the replicas that may stay on it (of the partitions whose replication factor does not
+    go down), and, in the row of ``-1 - rf`` (one per partition of that planned replication factor), the
+    replicas forced to move and their bytes. ``with_bytes`` and ``after``: see :func:`_minimum_of`."""
+    rows = parts.select(*_stay(ctx.brokers, ctx.replication_factor), "size")
     counted, missing = _kept_and_forced()
     stats = (
         rows.select(
-            F.explode(F.concat(counted, F.array(F.lit(-1).cast("long")))).alias("b"),
+            F.explode(F.concat(counted, F.array(-1 - F.col("rf")))).alias("b"),
             missing.alias("forced"),
             (missing * F.col("size")).alias("forced_bytes"),
-            "rf",
         )
         .groupBy("b")
-        .agg(
-            F.count(F.lit(1)).alias("n"),
-            F.sum("forced").alias("forced"),
-            F.sum("forced_bytes").alias("forced_bytes"),
-            F.sum("rf").alias("total"),
-        )
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("forced").alias("forced"), F.sum("forced_bytes").alias("forced_bytes"))
         .collect()
     )
     kept = {int(r.b): int(r.n) for r in stats if r.b >= 0}
-    partitions = next((r for r in stats if r.b < 0), None)
-    forced, forced_bytes, total = (
-        (int(partitions.forced or 0), int(partitions.forced_bytes or 0), int(partitions.total or 0))
-        if partitions is not None
-        else (0, 0, 0)
-    )
-    return _minimum_of(rows, brokers, kept, (forced, forced_bytes, total), with_bytes)
+    per_rf = [r for r in stats if r.b < 0]
+    forced = sum(int(r.forced or 0) for r in per_rf), sum(int(r.forced_bytes or 0) for r in per_rf)
+    return _minimum_of(rows, ctx, kept, (*forced, {-1 - int(r.b): int(r.n) for r in per_rf}), with_bytes, after)
 
 
 def _minimum_of(
     rows: DataFrame,
-    brokers: Sequence[int],
+    ctx: BalanceContext,
     kept: Mapping[int, int],
-    forced: tuple[int, int, int],
+    forced: tuple[int, int, Mapping[int, int]],
     with_bytes: bool,
+    after: Mapping[int, int] | None = None,
 ) -> tuple[int, int]:
     """The lower bound from its counts: ``kept`` the replicas that may stay per broker, ``forced`` the
-    replicas forced to move, their bytes and the target total. ``with_bytes`` and a broker above its target:
-    one job on ``rows`` (``stay``, ``rf``, ``size``: :func:`_stay`) for the bytes of the smallest replicas
-    each such broker keeps beyond it."""
-    moved, moved_bytes, total = forced
-    surplus = excess_over_targets(kept, brokers, total)
-    if with_bytes and surplus:  # the smallest replicas each broker keeps beyond its target
+    replicas forced to move, their bytes and the partitions per planned replication factor; the bands of
+    :func:`kreassign.planning.bounds.replica_bands`, widened to hold ``after`` (a plan's replicas per broker)
+    when given. ``with_bytes`` and a broker that sheds (:func:`kreassign.planning.bounds.shed_counts`): one job
+    on ``rows`` (``stay``, ``rf``, ``size``: :func:`_stay`) for the bytes of the smallest replicas each such
+    broker sheds, and the sizes of the next ones it may shed."""
+    moved, moved_bytes, rf_counts = forced
+    total = sum(rf * n for rf, n in rf_counts.items())
+    bands = replica_bands(ctx, total, rf_counts)
+    if after is not None:
+        bands = widened(bands, after) or bands
+    must, may, extra = fewest_shed(kept, bands, total)
+    counts = shed_counts(must, may, extra)
+    if with_bytes and counts:
         counted, _ = _kept_and_forced()
         flat = rows.select(F.explode(counted).alias("b"), "size")
         # each broker's sizes sorted in one array (a few thousand): half the time of a window's row numbers;
-        # the brokers above their target and their surplus looked up in a literal array (no join)
+        # the brokers that shed and how many looked up in literal arrays (no join); what reaches the driver:
+        # per broker a sum and a few sizes
+        first = _lookup({b: n for b, (n, _) in counts.items()}, F.col("b")).cast("int")
+        more = _lookup({b: n for b, (_, n) in counts.items()}, F.col("b")).cast("int")
         sizes = (
-            flat.where(_member(surplus, F.col("b")))
+            flat.where(_member(counts, F.col("b")))
             .groupBy("b")
             .agg(F.sort_array(F.collect_list("size")).alias("s"))
-            .select("s", _lookup(surplus, F.col("b")).alias("n"))
+            .select(
+                F.aggregate(F.slice("s", 1, first), F.lit(0).cast("long"), lambda acc, x: acc + x).alias("first"),
+                F.when(more > 0, F.slice("s", first + 1, more)).otherwise(F.array().cast(_INTS)).alias("more"),
+            )
+            .collect()
         )
-        smallest = F.aggregate(F.slice("s", 1, F.col("n").cast("int")), F.lit(0).cast("long"), lambda acc, x: acc + x)
-        moved_bytes += int(sizes.agg(F.sum(smallest)).first()[0] or 0)
-    return moved + sum(surplus.values()), moved_bytes
+        moved_bytes += shed_bytes(((int(r.first), [int(x) for x in r.more]) for r in sizes), extra)
+    return moved + sum(must.values()) + extra, moved_bytes

@@ -112,7 +112,7 @@ def _plan_frame(
     placed = _place(state, ctx, topic_replicas, stats, spark, tick, cached, codes)
     moved = _replicas_added(placed)
     if minimum_moves is None:
-        minimum_moves = _minimum(state, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
+        minimum_moves = _minimum(state, ctx, with_bytes=False)[0]
     if moved > minimum_moves:  # then the placement by bytes alone may move fewer (engine.plan_balanced)
         plain = _place(state, ctx, None, stats, spark, tick, cached, codes)
         if _replicas_added(plain) < moved:

@@ -21,6 +21,7 @@ from kreassign.planning.planstate import Rest
 from kreassign.snapshot import RATE_FIELDS, SnapshotFormatError
 from kreassign.spark.counts import _kept_and_forced, _minimum, _minimum_of, _stay
 from kreassign.spark.frames import _INTS, _KEEP, _keep, _replace, _table, _Timings
+from kreassign.spark.lookups import _member
 from kreassign.spark.pipeline import _plan_frame
 from kreassign.spark.stream import stream_plan
 from kreassign.spark.totals import broker_totals, plan_totals, rest_totals, shift_totals, topic_spreads
@@ -74,7 +75,7 @@ class SnapshotPlanner:
         self.parts = self.rows.where(F.col("type") == "partition").drop("type")
         self.joined: DataFrame | None = None
         self.per_topic: dict[str, int] = {}
-        self.lower: tuple[tuple[int, ...], int | None, dict[int, int], tuple[int, int, int]] | None = None
+        self.lower: tuple[tuple[int, ...], int | None, dict[int, int], tuple[int, int, dict[int, int]]] | None = None
         """What :meth:`survey` counted for :meth:`minimum`: brokers, replication factor, the counts."""
 
     def close(self) -> None:
@@ -95,16 +96,14 @@ class SnapshotPlanner:
             sums = [
                 F.when(partition, missing).alias("forced"),
                 F.when(partition, missing * F.col("size")).alias("forced_bytes"),
-                F.when(partition, F.col("rf")).alias("rf"),
             ]
+            rf = F.when(partition, F.col("rf")).otherwise(F.lit(None).cast("long"))  # a row per topic and rf
         else:
-            counted, frame, sums = None, self.rows, []
-        line = F.struct(
-            F.col("type").alias("k"), F.col("topic").alias("topic"), F.lit(None).cast("long").alias("b"), *sums
-        )
+            counted, frame, sums, rf = None, self.rows, [], F.lit(None).cast("long")
+        line = F.struct(F.col("type").alias("k"), F.col("topic").alias("topic"), rf.alias("b"), *sums)
 
         def entries(kind: str, brokers: Any) -> Any:
-            nulls = [F.lit(None).cast("long").alias(name) for name in ("forced", "forced_bytes", "rf")]
+            nulls = [F.lit(None).cast("long").alias(name) for name in ("forced", "forced_bytes")]
             return F.transform(
                 F.coalesce(F.when(partition, brokers), F.array().cast(_INTS)),
                 lambda b: F.struct(
@@ -120,20 +119,22 @@ class SnapshotPlanner:
             parts.append(entries("stay", counted))
         aggregates = [F.count(F.lit(1)).alias("n")]
         if sums:
-            aggregates += [F.sum(f"e.{name}").alias(name) for name in ("forced", "forced_bytes", "rf")]
+            aggregates += [F.sum(f"e.{name}").alias(name) for name in ("forced", "forced_bytes")]
         counts = frame.select(F.explode(F.concat(*parts)).alias("e")).groupBy("e.k", "e.topic", "e.b")
         known: set[str] = set()
         per_topic: dict[str, int] = {}
         load: Counter[int] = Counter()
         kept: dict[int, int] = {}
-        forced = [0, 0, 0]
+        forced = [0, 0]
+        rf_counts: Counter[int] = Counter()
         for r in counts.agg(*aggregates).collect():
             if r.k == "topic":
                 known.add(r.topic)
             elif r.k == "partition":
-                per_topic[r.topic] = int(r.n)
+                per_topic[r.topic] = per_topic.get(r.topic, 0) + int(r.n)
                 if sums:
-                    forced = [f + int(v or 0) for f, v in zip(forced, (r.forced, r.forced_bytes, r.rf), strict=True)]
+                    forced = [f + int(v or 0) for f, v in zip(forced, (r.forced, r.forced_bytes), strict=True)]
+                    rf_counts[int(r.b)] += int(r.n)
             elif r.b is None:
                 continue
             elif r.k == "broker":
@@ -142,19 +143,20 @@ class SnapshotPlanner:
                 kept[int(r.b)] = int(r.n)
         self.per_topic = per_topic
         if brokers is not None:
-            self.lower = (tuple(brokers), replication_factor, kept, (forced[0], forced[1], forced[2]))
+            self.lower = (tuple(brokers), replication_factor, kept, (forced[0], forced[1], dict(rf_counts)))
         self.tick("read, survey")
         return known, per_topic, load
 
-    def minimum(self, brokers: Sequence[int], replication_factor: int | None) -> tuple[int, int]:
-        """:func:`kreassign.planning.quality.minimum_movement` in one job (two with a surplus); none (one with
-        a surplus) when :meth:`survey` counted it for the same brokers and replication factor."""
-        if self.lower is not None and self.lower[:2] == (tuple(brokers), replication_factor):
+    def minimum(self, ctx: BalanceContext, after: Mapping[int, int] | None = None) -> tuple[int, int]:
+        """:func:`kreassign.planning.bounds.minimum_movement` in one job (two with a broker that sheds); none
+        (one with such a broker) when :meth:`survey` counted it for the same brokers and replication factor.
+        ``after``: a plan's replicas per broker (the bound of the plans at least as even)."""
+        if self.lower is not None and self.lower[:2] == (ctx.brokers, ctx.replication_factor):
             _, _, kept, forced = self.lower
-            rows = self.parts.select(*_stay(brokers, replication_factor), "size")
-            minimum = _minimum_of(rows, brokers, kept, forced, with_bytes=True)
+            rows = self.parts.select(*_stay(ctx.brokers, ctx.replication_factor), "size")
+            minimum = _minimum_of(rows, ctx, kept, forced, with_bytes=True, after=after)
         else:
-            minimum = _minimum(self.parts, brokers, replication_factor, with_bytes=True)
+            minimum = _minimum(self.parts, ctx, with_bytes=True, after=after)
         self.tick("minimum")
         return minimum
 
@@ -318,6 +320,27 @@ class SnapshotPlanner:
             .dropDuplicates(["topic", "partition", "b", "d"])
         )
         return {int(r.b): int(r[1]) for r in others.groupBy("b").agg(F.sum("size_bytes")).collect()}
+
+    def left_behind(self, brokers: Sequence[int]) -> dict[int, dict[str, int]]:
+        """One job (it reads the file again): :func:`kreassign.actions.balanced.left_behind`, the replicas of
+        the topics not planned on each of ``brokers``, per topic."""
+        if not brokers:
+            return {}
+        raw = self.spark.read.schema(_RAW_SCHEMA).option("mode", "FAILFAST").json(self.path)
+        counts = (
+            raw.where(F.col("type") == "partition")
+            .join(F.broadcast(self.wanted), "topic", "left_anti")
+            .select("topic", F.explode(F.array_distinct("replicas")).alias("b"))
+            .where(_member(brokers, F.col("b")))
+            .groupBy("b", "topic")
+            .count()
+            .collect()
+        )
+        self.tick("left behind")
+        kept: dict[int, dict[str, int]] = {}
+        for r in sorted(counts, key=lambda r: (r.b, r.topic)):
+            kept.setdefault(int(r.b), {})[r.topic] = int(r["count"])
+        return kept
 
     def recorded_rates(self) -> dict[TopicPartition, tuple[float, float]]:
         """One job: :meth:`kreassign.snapshot.SnapshotCluster.recorded_rates` of the partitions planned, with the

@@ -57,6 +57,8 @@ def test_each_broker_gets_the_headroom_its_measured_traffic_leaves(kafka_cluster
             stderr.append(line)
             said = RATES.search(line)
         assert said is not None, "".join(stderr)
+        # the run's first line fits 80 columns (was 84 with four brokers: `... of broker(s) 1,2,3,4 over 10 s ...`)
+        assert stderr[0] == "kreassign: --throttle auto: measuring traffic on brokers 1-3 for 5 s ...\n"
         rates: dict[int, tuple[int, int]] = {}
 
         def set_on_brokers():

@@ -439,6 +439,9 @@ def test_uneven_racks_give_the_local_plan_and_report_through_the_command_line(sp
         "engine local", "engine"
     )
     assert "Racks: broker 1 holds 12 replicas" in outputs["local"][1]
+    # issue 39: the minimum the racks allow, and the drained broker's __consumer_offsets (Spark's own count)
+    assert "8 replica(s) moved (minimum 8)" in outputs["local"][1]
+    assert "Warning: broker 3 keeps 3 replica(s) of topics this plan does not move" in outputs["local"][1]
 
 
 def run_argv(argv) -> tuple[str, str]:

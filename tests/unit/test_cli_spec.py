@@ -96,3 +96,14 @@ def test_help_shows_the_apache_options_first_and_kreassigns_grouped():
     assert "max-disk-usage" in sections["kreassign: plans (--generate)"]
     assert "progress" in sections["kreassign: progress and output"]
     assert len(text.splitlines()) <= 200
+
+
+def test_the_help_of_throttle_names_auto():
+    """--throttle takes `auto` on a batched run: its own entry says so (it was named only under the options
+    that go with it)."""
+    from kreassign.cli.app import run
+
+    out: list[str] = []
+    assert run(["--help"], out.append, out.append) == 0
+    entry = "".join(out).split("  --throttle BYTES/S\n", 1)[1].split("\n  --", 1)[0]
+    assert "Or auto (batched runs)" in " ".join(entry.split())

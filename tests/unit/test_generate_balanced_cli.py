@@ -90,6 +90,7 @@ def test_balanced_plan_from_a_snapshot(snapshot_file, topics_file, monkeypatch):
     assert err.startswith("Balanced plan (engine local): 6 replica(s) moved (minimum 6)")
     assert "replicas / broker" in err and "0..6 (std 3.0) -> 3..3 (std 0.0)" in err
     assert "\x1b[" not in err  # not a terminal: plain text
+    assert [line for line in err.splitlines() if line != line.rstrip()] == []  # the header's ended in 15 spaces
 
 
 def test_json_document_carries_the_plan_report(snapshot_file, topics_file, monkeypatch):

@@ -266,7 +266,10 @@ def test_cli_replace_broker(snapshot_file, topics_file, monkeypatch):
     assert report["strategy"] == "replace-broker"
     assert report["replicas_moved"] == report["minimum_replicas_moved"] == 9
     assert err.startswith("Broker replacement (engine local): 9 replica(s) moved (minimum 9)")
-    assert "Warning" not in err
+    assert "replaces broker" not in err  # no rack warning
+    # broker 2 holds __consumer_offsets too, which the listed topics leave where it is
+    assert "Warning: broker 2 keeps 2 replica(s) of topics this plan does not move (__consumer_offsets: 2)" in err
+    assert report["brokers"][1]["replicas_not_planned"] == {"__consumer_offsets": 2}
 
 
 def test_cli_replace_broker_rack_warning(snapshot_file, topics_file, monkeypatch):
@@ -374,12 +377,13 @@ def test_cli_topics_regex_with_apache_strategy_still_needs_broker_list(snapshot_
 
 
 def test_cli_topic_selection_usage_errors(snapshot_file, topics_file, monkeypatch):
+    """The missing topics name --topics-regex too on a kreassign command line (was the topics file alone)."""
     argv = ["--generate", "--cluster-snapshot-file", snapshot_file, "--strategy", "leaders"]
-    assert cli(argv, monkeypatch) == (
-        1,
-        "",
-        'Missing required argument "[topics-to-move-json-file]"\nRun with --help for the list of options.\n',
-    )
+    missing = 'Missing required argument "[topics-to-move-json-file]" or --topics-regex REGEX\n' + HELP
+    assert cli(argv, monkeypatch) == (1, "", missing)
+    assert cli(["--bootstrap-server", "h:1", "--generate", "--replace-broker", "3=4"], monkeypatch) == (1, "", missing)
+    apache = ["--bootstrap-server", "h:1", "--generate", "--broker-list", "1,2"]  # Apache's words, alone
+    assert cli(apache, monkeypatch) == (1, "", 'Missing required argument "[topics-to-move-json-file]"\n' + HELP)
     assert cli([*argv, "--topics-regex", "a", "--topics-to-move-json-file", topics_file], monkeypatch) == (
         1,
         "",

@@ -132,3 +132,17 @@ def test_a_batched_run_sets_each_brokers_headroom_and_moves_it_when_the_traffic_
         "Throttle per broker (--throttle auto): 1: 3.8 MiB/s, 2: 3.8 MiB/s",
     ], reporter.events
     assert rate(1) is None  # restored at the end
+
+
+def test_the_start_line_of_throttle_auto_fits_80_columns():
+    """Was `kreassign: --throttle auto: measuring the traffic of broker(s) 1,2,3,4 over 10 s ...` (84)."""
+    from kreassign.actions.execute_request import measuring_line
+
+    assert (
+        measuring_line({1, 2, 3, 4}, 10) == "kreassign: --throttle auto: measuring traffic on brokers 1-4 for 10 s ..."
+    )
+    assert measuring_line({3}, 5).endswith("on broker 3 for 5 s ...")
+    assert measuring_line({1, 2, 5, 7, 8}, 10).endswith("on brokers 1,2,5,7,8 for 10 s ...")
+    many = measuring_line(set(range(1, 400, 3)), 300)
+    assert many == "kreassign: --throttle auto: measuring traffic on 133 brokers for 300 s ..."
+    assert all(len(measuring_line(set(range(1, n, 2)), 300)) <= 80 for n in range(2, 2000, 37))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kreassign.planning.bounds import minimum_movement
+from kreassign.planning.context import make_context
 from kreassign.planning.quality import count_misplaced, measure_plan
 
 
@@ -37,8 +38,8 @@ def test_report_of_a_balancing_plan():
 def test_minimum_movement_counts_forced_moves_and_surplus():
     rows = [("t", p, (1, 2), 10) for p in range(3)]
     # broker 2 removed: 3 forced; broker 1 keeps 3, the target of 2 brokers x 3 replicas is 3: no surplus
-    assert minimum_movement(rows, [1, 3], None) == (3, 30)
+    assert minimum_movement(rows, make_context([(1, None), (3, None)], None, rows)) == (3, 30)
     # a third broker added: 6 replicas over 3 brokers, 1 and 2 keep 3 each, 2 is the target: 2 moves
-    assert minimum_movement(rows, [1, 2, 3], None) == (2, 20)
+    assert minimum_movement(rows, make_context([(1, None), (2, None), (3, None)], None, rows)) == (2, 20)
     # replication factor down to 1: either replica may be the one dropped, nothing is forced
-    assert minimum_movement(rows, [1, 2], 1) == (0, 0)
+    assert minimum_movement(rows, make_context([(1, None), (2, None)], 1, rows)) == (0, 0)

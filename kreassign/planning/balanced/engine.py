@@ -33,7 +33,7 @@ def plan_balanced(
     """The whole pipeline in one process (the local engine). Same stages, same results as Spark's.
 
     Replicas are placed topic-aware first; when that run moves more than the lower bound of
-    :func:`kreassign.planning.quality.minimum_movement` (it may, when it had to repair left-over vacancies:
+    :func:`kreassign.planning.bounds.minimum_movement` (it may, when it had to repair left-over vacancies:
     racks nearly full), the placement by bytes alone (the previous algorithm) is computed too and the one
     moving fewer replicas wins (the topic-aware one on a tie): topic balance never costs a move. At the lower
     bound no balanced plan moves fewer, so the second placement is skipped (at 10,000,000 partitions the
@@ -48,7 +48,7 @@ def plan_balanced(
     final = place_replicas(rows, ctx, normalized, totals)
     moved = replicas_added(currents, final)
     if minimum_moves is None:
-        minimum_moves = minimum_movement(rows, ctx.brokers, ctx.replication_factor, with_bytes=False)[0]
+        minimum_moves = minimum_movement(rows, ctx, with_bytes=False)[0]
     if moved > minimum_moves:
         plain = place_replicas(rows, ctx, normalized, None)
         if replicas_added(currents, plain) < moved:
