@@ -166,14 +166,23 @@ def clear_all_throttles(
 
 def keep_live_runs_throttles(port: ClusterPort, by: str, notes: Output) -> None:
     """Asks every batched run alive on this cluster (its registry, ``execution/registry.py``) to put back its own
-    throttles that this process (``by``) is about to clear as the Apache tool does, one line on ``notes`` each."""
+    throttles that this process (``by``) is about to clear as the Apache tool does, one line on ``notes`` for each
+    that holds any (its journal says so)."""
+    from kreassign.errors import CommandError
     from kreassign.execution.journal import Journal
     from kreassign.execution.memory import memory_of
     from kreassign.execution.watch import ask_to_keep_throttles
 
     memory = memory_of(port)
     for run in memory.live_runs() if memory is not None else []:
-        ask_to_keep_throttles(Journal(run.journal), by)
+        journal = Journal(run.journal)
+        ask_to_keep_throttles(journal, by)
+        try:
+            holds = bool(journal.load().throttles_written)
+        except CommandError:
+            holds = True  # unreadable now: said as if it held some
+        if not holds:
+            continue
         plan = f" of {run.plan_file}" if run.plan_file else ""
         notes(
             f"kreassign: the batched run{plan} on this cluster (pid {run.pid}) puts back its own throttles, which this "

@@ -352,6 +352,8 @@ class ThrottleLifecycle:
         up = {str(b) for b in brokers}
         keys = [key for key in self.rates if key[0] in up] if rates else []
         topics = sorted({topic for topic, _ in lists})
+        if not topics and not keys:
+            return []
         described = self.port.describe_configs(
             [_topic(t) for t in topics] + [_broker(b) for b in sorted({b for b, _ in keys}, key=int)]
         )

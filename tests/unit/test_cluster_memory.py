@@ -374,17 +374,25 @@ def test_verify_asks_the_live_runs_of_its_cluster_to_keep_their_throttles_before
     (stdout unchanged), having first asked the runs on its cluster, and on that cluster only, to put theirs back."""
     cli, plan = host
     staging, prod = cluster(A), cluster(B)
-    holder = live_run(A, cluster_journal_path(A, TARGETS), plan)
+    journal = Journal(cluster_journal_path(A, TARGETS))
+    holder = live_run(A, journal.path, plan)
     code, out, err = cli(staging, "--verify", "--reassignment-json-file", plan)
     assert code == 0 and out.endswith(
         "\nClearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topic orders\n"
     )
+    assert err == ""  # asked, but its journal says it holds no throttle: nothing of it is cleared, nothing said
+    assert journal.read_control() == {"keep_throttles": {"pid": os.getpid(), "by": "--verify"}}
+    journal.clear_control()
+    state = journal.load()
+    state.throttles_written = {"broker": {"3": {FOLLOWER_RATE: "1000000"}}}
+    journal.save(state)  # a run that throttles
+    code, again, err = cli(staging, "--verify", "--reassignment-json-file", plan)
+    assert code == 0 and again == out
     assert err == (
         f"kreassign: the batched run of {plan} on this cluster (pid {holder.pid}) puts back its own throttles, which "
         "this --verify clears as the Apache tool does, and goes on\n"
     )
-    asked = Journal(cluster_journal_path(A, TARGETS)).read_control()
-    assert asked == {"keep_throttles": {"pid": os.getpid(), "by": "--verify"}}
+    assert journal.read_control() == {"keep_throttles": {"pid": os.getpid(), "by": "--verify"}}
     code, _out, err = cli(prod, "--verify", "--reassignment-json-file", plan)
     assert code == 0 and err == ""  # another cluster's: not asked
     assert not Journal(cluster_journal_path(B, TARGETS)).control_path.exists()
