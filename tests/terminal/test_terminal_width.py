@@ -220,15 +220,16 @@ def test_progress_names_every_partition_under_replicated_by_the_move(kafka_clust
                         "--throttle", "20000"])  # fmt: skip
     assert started.code == 0, started.stdout + started.stderr
     progress = ["--bootstrap-server", bootstrap, "--progress", "--reassignment-json-file", str(plan)]
+    named = ", ".join(f"{topic}-{p} (adding 3)" for p in range(6))
+    # the pipe first, the terminal (the slower of the two under load) second: both while the copies move
+    _status, piped, err = run_pipeline(" ".join([KREASSIGN, *progress, "| cat"]))
+    assert f"Under-replicated only because of the reassignment: {named}" in piped.splitlines(), piped + err
     terminal = Terminal(progress, cols=cols)
     terminals.append(terminal)
     terminal.wait(timeout=120)
     screen = terminal.lines()
-    named = ", ".join(f"{topic}-{p} (adding 3)" for p in range(6))
     assert shown_whole(screen, f"Under-replicated only because of the reassignment: {named}"), "\n".join(screen)
     assert all(len(row) <= cols for row in screen), "\n".join(screen)
-    _status, piped, err = run_pipeline(" ".join([KREASSIGN, *progress, "| cat"]))
-    assert f"Under-replicated only because of the reassignment: {named}" in piped.splitlines(), piped + err
 
 
 @pytest.mark.integration
