@@ -93,7 +93,7 @@ def test_an_unreachable_endpoint_is_retried_then_fails(unused_port):
     started = time.monotonic()
     with pytest.raises(ConfigError) as failure:
         config.log_in("b:1")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # generous: the test may share the CPU with a Kafka test run
     assert "could not be reached" in failure.value.__notes__[0]
 
 
