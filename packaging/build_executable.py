@@ -205,12 +205,12 @@ def pip_install(target: Path, *requirements: str) -> None:
 
 def dependencies_key(wheel: Path) -> str:
     """What the dependencies' tree of a build from ``wheel`` is made of: the wheel's requirements, ``EXTRAS``,
-    ``AWS_SERVICES``, the interpreter, and the day (UTC): cached builds resolve them on PyPI once a day."""
+    ``AWS_SERVICES``, the interpreter, and the week (ISO, UTC): cached builds resolve them on PyPI once a week."""
     with zipfile.ZipFile(wheel) as archive:
         (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
         lines = archive.read(metadata).decode().splitlines()
     parts = sorted(line for line in lines if line.startswith("Requires-Dist:"))
-    parts += [*EXTRAS, *AWS_SERVICES, sys.version, sys.base_prefix, PLATFORM, time.strftime("%Y-%m-%d", time.gmtime())]
+    parts += [*EXTRAS, *AWS_SERVICES, sys.version, sys.base_prefix, PLATFORM, time.strftime("%G-W%V", time.gmtime())]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 

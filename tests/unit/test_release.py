@@ -72,7 +72,7 @@ def test_a_cached_builds_dependencies_are_kept_without_the_wheels_own_files_and_
     tmp_path, monkeypatch
 ):
     """packaging/build_executable.py --cache keeps pip's tree of the dependencies (pruned) and installs only the
-    wheel itself on the next build of the same requirements and day: the suite's build skips resolving on PyPI."""
+    wheel itself on the next build of the same requirements and week: the suite's build skips resolving on PyPI."""
     wheel = fake_wheel(tmp_path / "a.whl", ["typer>=0.12", 'aws-msk-iam-sasl-signer-python; extra == "aws"'])
     key = build_executable.dependencies_key(wheel)
     assert build_executable.dependencies_key(fake_wheel(tmp_path / "b.whl", ["typer>=0.12"])) != key
@@ -81,7 +81,7 @@ def test_a_cached_builds_dependencies_are_kept_without_the_wheels_own_files_and_
     monkeypatch.undo()
     gmtime = build_executable.time.gmtime
     monkeypatch.setattr(build_executable.time, "gmtime", lambda *_: gmtime(86400 * 400))
-    assert build_executable.dependencies_key(wheel) != key  # another day: resolved again
+    assert build_executable.dependencies_key(wheel) != key  # another week: resolved again
     monkeypatch.undo()
     target = tmp_path / "target"
     for name in ("kreassign", "kreassign-0.1.0.dist-info", "bin", "share", "typer", "botocore/data/sts"):
