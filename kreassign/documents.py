@@ -197,11 +197,27 @@ def execute_document(
     inter_broker_throttle: int | None,
     log_dir_throttle: int | None,
     moves: Mapping[TopicPartitionReplica, str],
+    handed: Sequence[Any] = (),
 ) -> dict[str, object]:
+    """The Apache-form --execute. ``started``: the reassignments this command submitted; ``handed``: the
+    ``HandedToRun`` of each live batched run that kept partitions of the file (moving them to the same target, a step
+    at a time: not submitted here) and took the rates given (kreassign.actions.execute)."""
     return document(
         "execute",
         rollback=json.loads(rollback_json),
         started=[{**partition_ref(tp), "replicas": list(started[tp])} for tp in sorted(started)],
+        handed_to_runs=[
+            {
+                "pid": run.pid,
+                "journal": run.journal,
+                "plan_file": run.plan_file,
+                "partitions": [
+                    {**partition_ref(tp), "replicas": list(run.partitions[tp])} for tp in sorted(run.partitions)
+                ],
+                "changes": dict(run.changes),
+            }
+            for run in handed
+        ],
         throttle={"inter_broker": inter_broker_throttle, "log_dir": log_dir_throttle},
         log_dir_moves=log_dir_moves(moves),
     )

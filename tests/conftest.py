@@ -12,6 +12,7 @@ import pytest
 
 from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluster
 from kreassign.devcluster.security import ClusterSecurity
+from tests.integration.clusters import discard
 
 _CLUSTERS: list[LocalKafkaCluster] = []
 
@@ -37,7 +38,7 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKaf
     """3 brokers (ids 1-3, racks rack-a/rack-b alternating) and one dedicated KRaft controller."""
     cluster = _start(tmp_path_factory, "kafka3", brokers=3)
     yield cluster
-    cluster.stop()
+    discard(cluster)
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +46,7 @@ def kafka_cluster5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKa
     """5 brokers over 3 racks, for batched moves and failure tests."""
     cluster = _start(tmp_path_factory, "kafka5", brokers=5, racks=("rack-a", "rack-b", "rack-c"))
     yield cluster
-    cluster.stop()
+    discard(cluster)
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +55,7 @@ def zk_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperKa
     (ids 1-3, racks rack-a/rack-b alternating), connected under the chroot ``/kafka``."""
     cluster = _start(tmp_path_factory, "zk3", ZooKeeperKafkaCluster, brokers=3, chroot="/kafka")
     yield cluster
-    cluster.stop()
+    discard(cluster)
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +80,7 @@ def secure_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKa
         start_timeout=180,  # the KDC starts first; generous, it costs nothing when the machine is idle
     )
     yield cluster
-    cluster.stop()
+    discard(cluster)
 
 
 def _secret() -> str:

@@ -23,10 +23,13 @@ def cancel_assignment(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     cancelled_by_runs: Iterable[TopicPartition] = (),
+    notes: Output | None = None,
 ) -> tuple[set[TopicPartition], dict[TopicPartitionReplica, str]]:
     """Returns the partitions whose reassignment was cancelled and the log-dir moves stopped (replica -> dir).
     ``cancelled_by_runs``: the steps in flight that the batched runs of this plan, stopped by this --cancel,
-    reverted themselves (stop_live_runs); they count as cancelled here, as Apache would have listed them."""
+    reverted themselves (stop_live_runs); they count as cancelled here, as Apache would have listed them. ``notes``:
+    the batched runs still alive on this cluster (of other plans) are asked to put back their own throttles before
+    they are cleared, with a line there each (``clear_all_throttles``)."""
     targets = {tp for tp, _ in plan.partitions}
     running = port.list_reassignments(targets) if targets else {}
     active = {tp for tp, r in running.items() if tp in targets and (r.adding or r.removing)}
@@ -59,5 +62,5 @@ def cancel_assignment(
     else:
         out("None of the specified partition moves are active.")  # sic: no newline, as Apache
     if not preserve_throttles:
-        clear_all_throttles(port, plan.partitions, out)
+        clear_all_throttles(port, plan.partitions, out, notes, by="--cancel")
     return cancelling, moving

@@ -131,10 +131,19 @@ def live_broker_ids(brokers: Sequence[Broker]) -> set[int]:
 
 
 def clear_all_throttles(
-    port: ClusterPort, targets: Sequence[tuple[TopicPartition, Sequence[int]]], out: Output
+    port: ClusterPort,
+    targets: Sequence[tuple[TopicPartition, Sequence[int]]],
+    out: Output,
+    notes: Output | None = None,
+    by: str = "--verify",
 ) -> None:
-    """Remove every throttle the Apache tool may have set for these partitions (its clearAllThrottles)."""
+    """Remove every throttle the Apache tool may have set for these partitions (its clearAllThrottles). With
+    ``notes`` (kreassign's lines, stderr), every batched run alive on this cluster is first asked to put back its own
+    throttles that this clears (``keep_live_runs_throttles``): its protection lapses for a poll at most, and it goes
+    on instead of stopping as it does when someone else removes them."""
     broker_ids = [b.id for b in port.describe_brokers()]
+    if notes is not None:
+        keep_live_runs_throttles(port, by, notes)
     for _, replicas in targets:
         broker_ids.extend(replicas)
     brokers = hash_set_order(broker_ids, java_int_hash, java_int_compare)  # Collectors.toSet(), then addAll
@@ -153,3 +162,29 @@ def clear_all_throttles(
             for t in topics
         }
     )
+
+
+def keep_live_runs_throttles(port: ClusterPort, by: str, notes: Output) -> None:
+    """Asks every batched run alive on this cluster (its registry, ``execution/registry.py``) to put back its own
+    throttles that this process (``by``) is about to clear as the Apache tool does, one line on ``notes`` for each
+    that holds any (its journal says so)."""
+    from kreassign.errors import CommandError
+    from kreassign.execution.journal import Journal
+    from kreassign.execution.memory import memory_of
+    from kreassign.execution.watch import ask_to_keep_throttles
+
+    memory = memory_of(port)
+    for run in memory.live_runs() if memory is not None else []:
+        journal = Journal(run.journal)
+        ask_to_keep_throttles(journal, by)
+        try:
+            holds = bool(journal.load().throttles_written)
+        except CommandError:
+            holds = True  # unreadable now: said as if it held some
+        if not holds:
+            continue
+        plan = f" of {run.plan_file}" if run.plan_file else ""
+        notes(
+            f"kreassign: the batched run{plan} on this cluster (pid {run.pid}) puts back its own throttles, which this "
+            f"{by} clears as the Apache tool does, and goes on\n"
+        )

@@ -121,11 +121,16 @@ def execute_apache_form(
     )
     for run in {run.record: run for run in held.values()}.values():
         partitions = [tp for tp, holder in held.items() if holder.record == run.record]
-        _hand_throttle(run, partitions, request, notes)
+        changes = _hand_throttle(run, partitions, request, notes)
+        kept = {tp: tuple(replicas) for tp, replicas in plan.partitions if tp in partitions}
+        result.handed.append(HandedToRun(run.pid, str(run.journal), run.plan_file, kept, changes))
     return result
 
 
-def _hand_throttle(run: LiveRun, partitions: list[TopicPartition], request: ExecuteRequest, notes: Output) -> None:
+def _hand_throttle(
+    run: LiveRun, partitions: list[TopicPartition], request: ExecuteRequest, notes: Output
+) -> dict[str, int]:
+    """The rates given handed to ``run`` (returned), and one line on ``notes``."""
     changes = request.rate_changes()
     if changes:
         Journal(run.journal).request(**changes)
@@ -140,14 +145,29 @@ def _hand_throttle(run: LiveRun, partitions: list[TopicPartition], request: Exec
         "which moves them to the same target: not submitted here"
         + (f"; it takes {rates} from its next poll.\n" if rates else "; its throttle is unchanged.\n")
     )
+    return changes
+
+
+@dataclass(frozen=True)
+class HandedToRun:
+    """Partitions of an Apache-form --execute --additional left to the live batched run that moves them to the same
+    target (not submitted), and the rates handed to it (``{"throttle": N, "log_dir_throttle": N}``, as given)."""
+
+    pid: int
+    journal: str
+    plan_file: str | None
+    partitions: dict[TopicPartition, tuple[int, ...]]
+    changes: dict[str, int]
 
 
 @dataclass
 class ExecuteResult:
-    """What an Apache --execute did, as data (for --output json)."""
+    """What an Apache --execute did, as data (for --output json). ``started``: the reassignments submitted;
+    ``handed``: the partitions left to live batched runs instead (Apache's text names them as started too)."""
 
     rollback_json: str = ""
     started: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    handed: list[HandedToRun] = field(default_factory=list)
     inter_broker_throttle: int | None = None
     log_dir_throttle: int | None = None
     log_dir_moves: dict[TopicPartitionReplica, str] = field(default_factory=dict)
@@ -213,7 +233,7 @@ def execute_assignment(
         )
     plural = "" if len(proposed) == 1 else "s"
     out(f"Successfully started partition reassignment{plural} for {','.join(str(tp) for tp in sorted(proposed))}\n")
-    result.started = proposed
+    result.started = submitted
     if plan.log_dirs:
         execute_log_dir_moves(port, dict(plan.log_dirs), timeout_ms, out, clock=clock, sleep=sleep)
         result.log_dir_moves = dict(plan.log_dirs)

@@ -47,7 +47,11 @@ def find_partition_states(
     return states, bool(running)
 
 
-def verify_assignment(port: ClusterPort, plan: ReassignmentPlan, preserve_throttles: bool, out: Output) -> VerifyResult:
+def verify_assignment(
+    port: ClusterPort, plan: ReassignmentPlan, preserve_throttles: bool, out: Output, notes: Output | None = None
+) -> VerifyResult:
+    """The Apache --verify. ``notes`` (kreassign's stderr): the batched runs alive on this cluster are asked to put back
+    their own throttles before they are cleared (``clear_all_throttles``); None: they are not asked."""
     states, partitions_ongoing = find_partition_states(port, plan.partitions)
     out(render_partition_states(states) + "\n")
     moves: dict[object, LogDirMoveState] = find_log_dir_move_states(port, plan.log_dirs)
@@ -55,7 +59,7 @@ def verify_assignment(port: ClusterPort, plan: ReassignmentPlan, preserve_thrott
     moves_ongoing = not all(state.done for state in moves.values())
     cleared = not partitions_ongoing and not moves_ongoing and not preserve_throttles
     if cleared:
-        clear_all_throttles(port, plan.partitions, out)
+        clear_all_throttles(port, plan.partitions, out, notes)
     return VerifyResult(states, partitions_ongoing, moves, moves_ongoing, throttles_cleared=cleared)
 
 

@@ -102,6 +102,7 @@ def run(argv: list[str], out: Callable[[str], None] = _stdout, err: Callable[[st
                 command = command_module(COMMANDS[request.kind])
                 port = open_cluster(request.args)
                 configs.append(port)
+                show_config_warnings(port, hints_err)
             return command.run(Invocation(request.kind, request.args, port, out, err, terminal, err_terminal))
         except UsageError as exc:  # a bad value of one of kreassign's own options: like the argv checks above
             err(f"{exc.message}\nRun with --help for the list of options.\n")
@@ -150,6 +151,15 @@ def _scrubbed(write: Callable[[str], None], configs: list) -> Callable[[str], No
         write(text)
 
     return scrubbed
+
+
+def show_config_warnings(port: object, err: Callable[[str], None]) -> None:
+    """What ``--command-config`` had that takes no effect (a property Java's admin client does not know, a config
+    provider placeholder left as it is: ``ClientConfig.warnings``), once each on stderr, never on stdout: the Apache
+    text stays exact."""
+    config = getattr(port, "config", None)
+    for warning in dict.fromkeys(getattr(config, "warnings", ())):
+        err(f"kreassign: warning: {warning}\n")
 
 
 def open_cluster(args: ParsedArgs):

@@ -275,7 +275,11 @@ FILES = (
         "<plan id>-<UTC start time>.json and <plan id>-<UTC start time>-original.json.",
     ),
     ("<journal>.lock", "Held (flock) by the process that runs the plan."),
-    ("<journal>.control", "Requests to the running process: a new throttle (--additional) or --cancel."),
+    (
+        "<journal>.control",
+        "Requests to the running process: a new throttle (--additional), --cancel, or a --verify's request to put "
+        "back its own throttles that the --verify clears.",
+    ),
     (
         "$XDG_STATE_HOME/kreassign/clusters/<cluster id>/running/<plan id>-<pid>.json",
         "A running batched --execute (its pid, journal and plan file), so that --cancel without --journal-file finds "

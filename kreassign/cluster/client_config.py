@@ -6,7 +6,8 @@ is sorted into one of:
 * translated, accepted without effect or refused, as ``admin_properties`` lists every property of Java's
   admin client (a refusal is a ``ConfigError`` that names the property and says why);
 * unknown to Java's admin client: Java logs ``The configuration 'x' was supplied but isn't a known
-  config.`` and goes on; so do we, the text is kept in ``ClientConfig.warnings`` for the CLI.
+  config.`` and goes on; so do we, the text is kept in ``ClientConfig.warnings``, which the CLI prints once each on
+  stderr (``kreassign: warning: ...``; stdout stays the Apache text).
 
 Where the Java tool itself rejects a file, the error message is the one it prints after ``Error: ``;
 when that text is vague (``Failed to create new KafkaAdminClient``) the detail is added as an exception

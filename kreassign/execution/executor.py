@@ -55,6 +55,7 @@ from kreassign.execution.stall import StallWatch
 from kreassign.execution.throttle_claims import claims_for
 from kreassign.execution.throttles import ThrottleLifecycle
 from kreassign.execution.watch import (
+    KEEP_REQUEST,
     Ended,
     ThrottleWatch,
     confirmed_done,
@@ -358,13 +359,18 @@ class BatchedExecutor(Others):
 
     def _watch_throttles(self, starting: frozenset[int] | set[int] = frozenset()) -> None:
         """A throttle of the run removed by another client stops the run (watch.ThrottleWatch): those of the
-        steps in flight, and the rates of ``starting`` (the brokers of the steps about to start)."""
-        if self._stop is not None or not (self.moving or starting):
+        steps in flight, and the rates of ``starting`` (the brokers of the steps about to start); while a keep
+        request covers (a kreassign --verify clearing them as Apache does), all of the run's, put back if gone."""
+        keeping = self.throttle_watch.keeping()
+        if self._stop is not None or not (self.moving or starting or keeping):
             return
+        brokers = {b for m in self.moving.values() for b in m.brokers} | starting
+        brokers |= {int(b) for b in self.throttles.rates_set} if keeping else set()
         # an offline broker's configs cannot be read (nor changed): its rates are looked at once it is back
-        brokers = ({b for m in self.moving.values() for b in m.brokers} | starting) & self._live
-        removed = self.throttle_watch.check(brokers, self.state.throttle, self.state.log_dir_throttle)
-        if removed is not None:
+        args = (brokers & self._live, self.state.throttle, self.state.log_dir_throttle)
+        read_requests = lambda: setattr(self, "_stop", self._control())  # noqa: E731
+        removed = self.throttle_watch.check(*args, starting=bool(starting), read_requests=read_requests)
+        if removed is not None and self._stop is None:
             self.reporter.event(f"The {removed}")
             self._stop = str(removed)
 
@@ -404,10 +410,8 @@ class BatchedExecutor(Others):
 
     def _control(self) -> str | None:
         """Applies the requests of the control file; returns why the run stops when one cancels it."""
-        control = self.journal.read_control()
-        if not control:
-            return None
-        self.journal.clear_control()
+        control = self.journal.take_control()
+        self.throttle_watch.keeper.asked(control.get(KEEP_REQUEST))
         if control.get("cancel"):
             return f"cancelled by {control.get('by') or '--cancel'}"
         throttle = control.get("throttle")

@@ -11,7 +11,8 @@ journal without a log (written by an earlier version) resumes as it is. Next to 
 
 * ``<journal>.lock``: held (``flock``) by the process that runs the plan, so a second run of the same
   command knows the plan is being executed, and a run after a crash or ``kill -9`` knows it is not;
-* ``<journal>.control``: requests to the running process (a new throttle, cancel), read on every poll;
+* ``<journal>.control``: requests to the running process (a new throttle, cancel, keep its throttles: ``watch.py``),
+  read on every poll;
 * ``<stem>-original.json``: the assignment from before the plan's first run, in the Apache reassignment format
   (the rollback file). Written once, when the plan's first run starts, and never overwritten: a run after a
   cancel, Ctrl-C, a failure or ``kill -9`` resumes the same journal; a run after a completed one starts anew,
@@ -487,3 +488,20 @@ class Journal:
 
     def clear_control(self) -> None:
         self.control_path.unlink(missing_ok=True)
+
+    def take_control(self) -> dict:
+        """The requests of the control file, taken at once (the running process): the file is renamed before it is
+        read, so that a request written meanwhile (a --verify's, a --cancel's) lands in a new file for the next
+        poll instead of being removed unread."""
+        taken = self.control_path.with_name(f"{self.control_path.name}.{os.getpid()}.taken")
+        try:
+            os.replace(self.control_path, taken)
+        except OSError:
+            return {}
+        try:
+            data = json.loads(taken.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        finally:
+            taken.unlink(missing_ok=True)
+        return data if isinstance(data, dict) else {}

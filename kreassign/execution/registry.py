@@ -85,7 +85,7 @@ def _live(folder: Path, plan: str | None, cluster_id: str | None) -> list[LiveRu
             continue
         if data.get("cluster_id") != cluster_id:
             continue  # another cluster's (a record copied by hand), or a record of a cluster in the legacy folder
-        if pid != os.getpid() and _alive(pid) and Journal(journal).is_running_elsewhere():
+        if pid != os.getpid() and process_alive(pid) and Journal(journal).is_running_elsewhere():
             runs.append(LiveRun(pid, journal, record, plan_id, plan_file if isinstance(plan_file, str) else None))
         elif pid != os.getpid():
             with contextlib.suppress(OSError):
@@ -102,12 +102,13 @@ def prune_registry() -> None:
                 pid = int(record.stem.rsplit("-", 1)[1])
             except ValueError:
                 continue
-            if not _alive(pid):
+            if not process_alive(pid):
                 with contextlib.suppress(OSError):
                     record.unlink()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process of this id exists (it may be another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -342,6 +342,48 @@ class ThrottleLifecycle:
             now = self.clock()
             self.written_at.update({(f"topic {topic}", config): now for topic, config in writes})
 
+    def put_back(self, brokers: Iterable[int], rates: bool = True) -> list[str]:
+        """What the run holds (as its journal says) and the cluster no longer shows, written again: a process that
+        cleared every throttle as the Apache tool does had asked the run to keep its own (``watch.ThrottleKeeper``).
+        Each missing rate of ``brokers`` gets its value back (the value of its top holder, when runs share it: the
+        one that was there), each topic list the run's entries; a rate someone else changed stays theirs.
+        ``rates``: whether the brokers report rates at all (Kafka 2.4's do not). Returns what was written again."""
+        lists = [key for key, mine in self.ours.items() if mine]
+        up = {str(b) for b in brokers}
+        keys = [key for key in self.rates if key[0] in up] if rates else []
+        topics = sorted({topic for topic, _ in lists})
+        if not topics and not keys:
+            return []
+        described = self.port.describe_configs(
+            [_topic(t) for t in topics] + [_broker(b) for b in sorted({b for b, _ in keys}, key=int)]
+        )
+        missing = [key for key in keys if described.get(_broker(key[0]), {}).get(key[1]) is None]
+        gone = {
+            key
+            for key in lists
+            if "*" not in (shown := entries(described.get(_topic(key[0]), {}).get(key[1])))
+            and not self.ours[key] <= shown
+        }
+        put: list[str] = []
+        if missing:
+            with self._claim_table() as table:
+                changes: dict[ConfigResource, list[ConfigOp]] = {}
+                for broker, config in missing:
+                    stack = table.data.get(broker, {}).get(config, []) if table is not None else []
+                    value = stack[-1]["value"] if stack else self.rates[(broker, config)]
+                    changes.setdefault(_broker(broker), []).append(_op(config, value))
+                with whole_request():
+                    self.port.incremental_alter_configs(changes)
+            now = self.clock()
+            self.written_at.update({(f"broker {broker}", config): now for broker, config in missing})
+            put.append(f"the throttle rates of broker(s) {_brokers(missing)}")
+        if gone:
+            for key in gone:
+                self.written.pop(key, None)  # what was written last is gone: compare with what is there now
+            self._rewrite_lists(gone, {key: set(self.ours[key]) for key in gone})
+            put.append("the throttled-replica entries of topic(s) " + ",".join(sorted({t for t, _ in gone})))
+        return put
+
     def forget_topic(self, topic: str) -> None:
         """A deleted topic: its configs went with it, nothing of it is left to restore."""
         for table in (self.ours, self.ours_ever, self.written):

@@ -12,19 +12,25 @@ the run, which goes on with the others.
   metadata: done, still shown under way by a lagging broker, cancelled by another client, or moved elsewhere.
 * :class:`ThrottleWatch` reads the run's throttle configs (the topic lists of the steps in flight, the rates
   of their brokers) and reports those another client removed.
+* :class:`ThrottleKeeper` holds what a kreassign ``--verify`` (or Apache-form ``--cancel``) asked before it cleared
+  every throttle as the Apache tool does (:func:`ask_to_keep_throttles`, through the run's control file): while that
+  process lives, and a moment after, the run puts back its own throttles that vanish instead of stopping.
 * :func:`deleted_topics` says which topics of the plan the cluster no longer has.
 * :func:`waiting_out_metadata_lag` waits for the brokers to learn a topic just created.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
 from kreassign.cluster.port import ClusterPort, ConfigResource, ResourceType
 from kreassign.errors import UnknownTopicOrPartitionError
+from kreassign.execution.journal import Journal
+from kreassign.execution.registry import process_alive
 from kreassign.execution.throttles import ThrottleLifecycle, entries
 from kreassign.model import PartitionInfo
 from kreassign.planning.steps import Step
@@ -47,6 +53,17 @@ THROTTLE_CONFIRM_S = 2.0
 last wrote it: a broker may answer with a value older than the run's last write for a moment (metadata
 propagates asynchronously). A config the run wrote earlier than that and now missing is removed at once:
 while it is missing the copies it throttled run at full speed."""
+
+
+KEEP_REQUEST = "keep_throttles"
+"""The control-file request of a process about to clear every throttle as the Apache tool does (``{"pid": N, "by":
+"--verify"}``): the run puts back its own throttles that vanish while that process lives, and a moment after."""
+
+KEEP_AFTER_S = THROTTLE_CONFIRM_S + THROTTLE_CHECK_S
+"""How long a keep request still covers once its process is gone: a broker may show a removal that late."""
+
+KEEP_AT_MOST_S = 120.0
+"""How long a keep request covers at most while its process lives (a pid reused by a long-lived process)."""
 
 
 T = TypeVar("T")
@@ -153,15 +170,45 @@ class ThrottleWatch:
         #: out of DescribeConfigs, so on such a cluster a missing rate says nothing and is not watched
         self._rates_reported = False
         self._told_rates_not_reported = False
+        self.keeper = ThrottleKeeper(clock)
 
-    def check(self, brokers: Iterable[int], inter_broker: int, log_dir: int) -> Removed | None:
+    def keeping(self) -> bool:
+        """Whether a keep request covers a throttle of the run vanishing now (``ThrottleKeeper``)."""
+        return bool(self.keeper.covering())
+
+    def check(
+        self,
+        brokers: Iterable[int],
+        inter_broker: int,
+        log_dir: int,
+        *,
+        starting: bool = False,
+        read_requests: Callable[[], object] = lambda: None,
+    ) -> Removed | None:
         """The first throttle of the run confirmed removed, or None. ``brokers``: those of the steps in flight
-        (their rates are the ones that hold the copies back now); ``inter_broker``/``log_dir``: the run's rates
-        (-1: not set by this run)."""
+        (their rates are the ones that hold the copies back now) and of those about to start (``starting``);
+        ``inter_broker``/``log_dir``: the run's rates (-1: not set by this run).
+
+        While a keep request covers (``ThrottleKeeper``), whatever of the run's is missing is put back at once (one
+        line; a write the broker asked has not learned yet is written again, which changes nothing), and the
+        throttles are read before every step that starts. A removal seen with no request read yet reads the control
+        file once more first (``read_requests``): a --verify writes its request before it clears."""
         now = self.clock()
-        if now - self._checked < THROTTLE_CHECK_S:
+        keeping = self.keeping()
+        if now - self._checked < THROTTLE_CHECK_S and not (keeping and starting):
             return None
         self._checked = now
+        if not keeping:
+            removed = self._removed(brokers, inter_broker, log_dir, now)
+            if removed is None:
+                return None
+            read_requests()
+            if not self.keeping():
+                return removed
+        self.keeper.tell(self.throttles.put_back(brokers, rates=self._rates_reported), self.event)
+        return None
+
+    def _removed(self, brokers: Iterable[int], inter_broker: int, log_dir: int, now: float) -> Removed | None:
         expected: dict[tuple[str, str], tuple[ConfigResource, Callable[[str | None], bool]]] = {}
         for (topic, config), mine in self.throttles.ours.items():
             if mine:
@@ -217,3 +264,61 @@ def _is_set(value: str | None) -> bool:
 def deleted_topics(port: ClusterPort, topics: Iterable[str]) -> set[str]:
     """The topics of ``topics`` the cluster no longer lists."""
     return set(topics) - set(port.list_topic_names())
+
+
+def ask_to_keep_throttles(journal: Journal, by: str) -> None:
+    """Asks the run of ``journal`` (through its control file, read on every poll) to put back its own throttles that
+    vanish while this process lives: this process (``by``: ``--verify``, ``--cancel``) is about to clear every throttle
+    as the Apache tool does. Best effort: a control file that cannot be written leaves the run as it was (it stops
+    when its throttles vanish)."""
+    try:
+        journal.request(**{KEEP_REQUEST: {"pid": os.getpid(), "by": by}})
+    except Exception:
+        return
+
+
+@dataclass
+class _Ask:
+    by: str
+    seen: float
+    gone: float | None = None
+    told: bool = False
+
+
+@dataclass
+class ThrottleKeeper:
+    """The keep requests a run has read (:func:`ask_to_keep_throttles`), by the pid of the process that asked. A
+    request covers while that process lives (at most KEEP_AT_MOST_S) and KEEP_AFTER_S after it is gone."""
+
+    clock: Callable[[], float]
+    alive: Callable[[int], bool] = process_alive
+    asks: dict[int, _Ask] = field(default_factory=dict)
+
+    def asked(self, request: object) -> None:
+        if not isinstance(request, dict) or not isinstance(request.get("pid"), int):
+            return
+        by = request.get("by") if isinstance(request.get("by"), str) else "a command"
+        self.asks[request["pid"]] = _Ask(f"{by} (pid {request['pid']})", self.clock())
+
+    def covering(self) -> list[_Ask]:
+        """The requests that cover a throttle vanishing now (those over go)."""
+        now = self.clock()
+        for pid, ask in list(self.asks.items()):
+            if ask.gone is None and (now - ask.seen >= KEEP_AT_MOST_S or not self.alive(pid)):
+                ask.gone = min(now, ask.seen + KEEP_AT_MOST_S)
+            if ask.gone is not None and now - ask.gone >= KEEP_AFTER_S:
+                del self.asks[pid]
+        return list(self.asks.values())
+
+    def tell(self, put_back: list[str], event: Callable[[str], None]) -> None:
+        """One line per request whose throttle clearing the run has made up for."""
+        asks = [ask for ask in self.asks.values() if not ask.told]
+        if not put_back or not asks:
+            return
+        for ask in asks:
+            ask.told = True
+        by = " and ".join(ask.by for ask in asks)
+        event(
+            f"Put back {' and '.join(put_back)}: {by} cleared them as the Apache tool does, having asked this run to "
+            "keep its own; the run goes on"
+        )

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from kreassign.devcluster.jars import apache_tool_command, legacy_tool_command
+from kreassign.devcluster.jars import (
+    LEGACY_REASSIGN_MAIN_CLASS,
+    LEGACY_TOOL_KAFKA_VERSION,
+    REASSIGN_MAIN_CLASS,
+    apache_tool_command,
+    pinned_kafka_version,
+)
+
+#: The JVM of the Apache tools the tests run: C1 only and the serial collector. What a tool prints and its exit
+#: code do not depend on the JIT or the collector; the start-up takes about 60 % of the CPU time of
+#: bin/kafka-run-class.sh's options (``APACHE_TOOL_JVM_OPTS``, which the benchmarks keep: they time the tool as
+#: operators run it).
+TEST_TOOL_JVM_OPTS = ("-Xmx256M", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
+_archive_folder: list[Path] = []
 
 
 @dataclass(frozen=True)
@@ -18,14 +36,66 @@ class Outcome:
     stderr: str
 
 
-def run_apache(args: list[str], timeout: float = 180) -> Outcome:
-    proc = subprocess.run([*apache_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
+def tool_command(
+    version: str | None = None, main_class: str = REASSIGN_MAIN_CLASS, archive: bool = True
+) -> tuple[list[str], Path | None]:
+    """argv prefix of an Apache tool for the tests (``TEST_TOOL_JVM_OPTS``), and the class-data archive this run
+    writes, if it is the first of the tool in this test session: that run saves the classes it loaded in an
+    archive (AppCDS, JDK 13+; its JVM warnings off, so stdout and stderr are the tool's own), which the later
+    runs map instead of loading and verifying those classes from the jars (about half the CPU time again).
+    A JVM that cannot use the archive loads the classes from the jars, silently. Call :func:`keep_archive`
+    when the run has ended by itself. ``archive=False``: no archive (a tool run once a session)."""
+    version = version or pinned_kafka_version()
+    if not archive:
+        return apache_tool_command(TEST_TOOL_JVM_OPTS, version, main_class), None
+    if not _archive_folder:
+        _archive_folder.append(Path(tempfile.mkdtemp(prefix="kreassign-tool-cds-")))
+        atexit.register(shutil.rmtree, _archive_folder[0], True)
+    saved = _archive_folder[0] / f"{version}-{main_class}.jsa"
+    if saved.exists():
+        return apache_tool_command((*TEST_TOOL_JVM_OPTS, f"-XX:SharedArchiveFile={saved}"), version, main_class), None
+    partial = saved.with_name(f"{saved.name}.{os.getpid()}-{time.monotonic_ns()}")
+    opts = (*TEST_TOOL_JVM_OPTS, "-Xlog:disable", f"-XX:ArchiveClassesAtExit={partial}")
+    return apache_tool_command(opts, version, main_class), partial
+
+
+def keep_archive(partial: Path | None, ended: bool = True) -> None:
+    """The archive a tool's first run wrote (:func:`tool_command`), put in its place if the run ended by itself
+    (it is written whole at the JVM's exit), else thrown away."""
+    if partial is None or not partial.exists():
+        return
+    if ended:
+        partial.replace(partial.with_name(partial.name.rsplit(".", 1)[0]))
+    else:
+        partial.unlink()
+
+
+def run_tool(args: list[str], version: str | None = None, main_class: str = REASSIGN_MAIN_CLASS, timeout: float = 180):
+    """An Apache tool (:func:`tool_command`) run to its end: its CompletedProcess (text)."""
+    command, partial = tool_command(version, main_class)
+    ended = False
+    try:
+        proc = subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout)
+        ended = proc.returncode >= 0  # not killed by a signal
+        return proc
+    finally:
+        keep_archive(partial, ended)
+
+
+def run_apache(args: list[str], timeout: float = 180, operator_jvm: bool = False) -> Outcome:
+    """The Apache tool's outcome. ``operator_jvm``: on bin/kafka-run-class.sh's JVM options (G1), for the inputs
+    whose outcome depends on the collector: a 100 MB string fits in G1's 256 MB heap and not in the serial
+    collector's old generation (``Java heap space`` there, Jackson's string length limit on G1)."""
+    if operator_jvm:
+        proc = subprocess.run([*apache_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
+    else:
+        proc = run_tool(args, timeout=timeout)
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 
 def run_legacy_apache(args: list[str], timeout: float = 180) -> Outcome:
     """Kafka 2.8.2's kafka-reassign-partitions, the last Apache tool with --zookeeper."""
-    proc = subprocess.run([*legacy_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
+    proc = run_tool(args, LEGACY_TOOL_KAFKA_VERSION, LEGACY_REASSIGN_MAIN_CLASS, timeout=timeout)
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -405,7 +405,7 @@ def test_bad_input_matches_the_apache_tool(corpus, case):
     else:
         argv = _argv(case, corpus)
         ours = run_ours(argv, timeout=300)
-    apache = run_apache(argv, timeout=300)
+    apache = run_apache(argv, timeout=300, operator_jvm=case.id.endswith("-100mb"))
     assert (ours.code, ours.stdout) == (apache.code, strip_java_stack_trace(apache.stdout))
     if not ours.stdout:  # a usage error: our line is the first of Apache's
         assert ours.stderr.splitlines()[0] in apache.stderr

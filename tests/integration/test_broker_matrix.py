@@ -28,6 +28,7 @@ from kreassign.devcluster.cluster import LocalKafkaCluster, ZooKeeperKafkaCluste
 from kreassign.devcluster.topics import create_topic
 from kreassign.execution.watch import RATES_NOT_REPORTED
 from kreassign.model import TopicPartition
+from tests.integration.clusters import discard
 from tests.integration.differential import Outcome, run_apache, run_ours, wait_until
 from tests.terminal.screen import remove_throttles, throttles_once_applied
 
@@ -80,10 +81,7 @@ def matrix_cluster(request, tmp_path_factory) -> Iterator[LocalKafkaCluster]:
         cluster.start()
         yield cluster
     finally:
-        # thrown away: killed at once (a ZooKeeper-mode broker's controlled shutdown takes ~18 s each)
-        for node in cluster.broker_nodes:
-            cluster.stop_node(node.node_id, hard=True)
-        cluster.stop()
+        discard(cluster)
 
 
 @pytest.fixture(autouse=True)

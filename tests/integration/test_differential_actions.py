@@ -227,7 +227,7 @@ def test_execute_throttled_then_verify_until_done(cluster, tmp_path, executor):
     assert clearing.code == 0
     assert "Clearing broker-level throttles on brokers 1,2,3\n" in clearing.stdout
     assert cluster.throttles([topic]) == {"4:1": {}, "4:2": {}, "4:3": {}, f"2:{topic}": {}}
-    assert cluster.replicas(topic) == target
+    assert wait_until(lambda: cluster.replicas(topic) == target, timeout=30), cluster.replicas(topic)
     # roll back with the other tool, using the rollback JSON the first one printed
     back = tmp_path / "rollback.json"
     back.write_text(rollback)
@@ -235,7 +235,8 @@ def test_execute_throttled_then_verify_until_done(cluster, tmp_path, executor):
         other(["--bootstrap-server", cluster.bootstrap, "--execute", "--reassignment-json-file", str(back)]).code == 0
     )
     cluster.wait_idle()
-    assert cluster.replicas(topic) == before
+    # --list asks the controller; a broker's metadata, which replicas() reads, may trail it a moment
+    assert wait_until(lambda: cluster.replicas(topic) == before, timeout=30), cluster.replicas(topic)
 
 
 def test_execute_output_identical_for_both_tools(cluster, tmp_path):

@@ -223,3 +223,25 @@ def test_usage_errors(bootstrap, argv):
 def test_no_arguments(bootstrap):
     apache, ours = run_apache([]), run_ours([])
     assert (ours.code, ours.stdout) == (apache.code, apache.stdout) == (1, "")
+
+
+def test_command_config_warnings_go_to_stderr_once_each_and_stdout_stays_apaches(bootstrap, tmp_path):
+    """A property Java's admin client does not know, and a config provider placeholder left as it is: the Java client
+    ignores both and goes on, and so does kreassign, saying so once each on stderr (it said nothing before)."""
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "config.providers=env\n"
+        "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"
+        "client.id=${env:KREASSIGN_TEST_NEVER_SET}\n"
+        "acks=all\n"  # a producer's, copied from another file: unknown to the admin client
+    )
+    args = ["--bootstrap-server", bootstrap, "--list", "--command-config", str(config)]
+    apache, ours = run_apache(args), run_ours(args)
+    assert (ours.code, ours.stdout) == (apache.code, apache.stdout) == (0, apache.stdout)
+    assert ours.stderr == (
+        "kreassign: warning: The configuration 'acks' was supplied but isn't a known config.\n"
+        "kreassign: warning: ${env:KREASSIGN_TEST_NEVER_SET} in client.id was left as it is (not found), as "
+        "the Java client leaves it.\n"
+    )
+    as_json = run_ours([*args, "--output", "json"])
+    assert json.loads(as_json.stdout)["kind"] == "list" and as_json.stderr == ours.stderr

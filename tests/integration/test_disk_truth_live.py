@@ -20,6 +20,7 @@ from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceTyp
 from kreassign.devcluster.cluster import LocalKafkaCluster
 from kreassign.devcluster.topics import create_topic
 from kreassign.snapshot import load_snapshot
+from tests.integration.clusters import discard
 from tests.integration.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -57,7 +58,7 @@ def cordoned_cluster(tmp_path_factory):
             adapter.close()
         yield cluster, topic
     finally:
-        cluster.stop()
+        discard(cluster)
 
 
 def test_snapshot_counts_the_volume_once_and_plans_around_the_cordons(cordoned_cluster, tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ from kreassign.cluster.port import ConfigResource, ResourceType
 from kreassign.devcluster.cluster import LocalKafkaCluster
 from kreassign.devcluster.topics import create_topic
 from kreassign.model import TopicPartitionReplica
+from tests.integration.clusters import discard
 from tests.integration.test_disk_truth_live import cli
 from tests.integration.waiting import wait_until
 
@@ -51,7 +52,7 @@ def jbod_cluster(tmp_path_factory):
         create_topic(cluster.bootstrap_servers, topic, LAYOUT, messages=600, size=1000)
         yield cluster, topic
     finally:
-        cluster.stop()
+        discard(cluster)
         shutil.rmtree(shm, ignore_errors=True)
 
 

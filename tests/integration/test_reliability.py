@@ -18,6 +18,7 @@ from kreassign.cluster.port import ConfigOp, ConfigResource, OpType, ResourceTyp
 from kreassign.devcluster.cluster import LocalKafkaCluster
 from kreassign.devcluster.topics import count_messages, create_topic
 from kreassign.model import TopicPartition
+from tests.integration.clusters import discard
 from tests.integration.differential import run_apache, run_ours, wait_until
 from tests.integration.test_batched import batched, start, state, throttles, throttles_once_applied, write_plan
 
@@ -38,7 +39,7 @@ def ha_cluster(tmp_path_factory):
     cluster = LocalKafkaCluster(tmp_path_factory.mktemp("kafka-ha"), brokers=3, controllers=3)
     cluster.start()
     yield cluster
-    cluster.stop()
+    discard(cluster)
 
 
 def moving(port: KafkaCluster, topic: str, partitions: int) -> dict:

@@ -22,11 +22,10 @@ import pytest
 
 from kreassign.cluster.kafka import KafkaCluster
 from kreassign.cluster.port import ConfigResource, ResourceType
-from kreassign.devcluster.jars import apache_tool_command
 from kreassign.devcluster.topics import create_topic
 from kreassign.execution.journal import RunStatus, how_it_ended
 from kreassign.model import TopicPartition
-from tests.integration.differential import wait_until
+from tests.integration.differential import keep_archive, tool_command, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -202,7 +201,7 @@ def test_a_throttle_removed_by_kafka_configs_stops_the_run_at_a_terminal(cluster
         # that serves the copy (the follower rate of broker 3 still holds it back, so the step is still in flight
         # when the run sees the removal: a copy without any throttle would end in a fraction of a second)
         kafka_configs = [
-            *apache_tool_command(main_class="org.apache.kafka.tools.ConfigCommand"),
+            *tool_command(main_class="org.apache.kafka.tools.ConfigCommand", archive=False)[0],
             "--bootstrap-server", bootstrap, "--entity-type", "brokers", "--entity-name", "1", "--alter",
             "--delete-config", "leader.replication.throttled.rate",
         ]  # fmt: skip
@@ -228,11 +227,13 @@ def test_apache_tools_own_cancel_stops_the_run_at_a_terminal(cluster, tmp_path):
     run = start_run(tmp_path, bootstrap, topic, env)
     try:
         assert wait_until(lambda: mid_step(port, topic), timeout=60, interval=0.2), "".join(run.screen)
-        apache = [*apache_tool_command(), "--bootstrap-server", bootstrap, "--cancel"]
+        tool, archive = tool_command()
+        apache = [*tool, "--bootstrap-server", bootstrap, "--cancel"]
         apache += ["--reassignment-json-file", str(tmp_path / "plan.json")]
         output, apache_code = pexpect.run(
             " ".join(shlex.quote(a) for a in apache), withexitstatus=True, encoding="utf-8", timeout=120
         )
+        keep_archive(archive, apache_code is not None)
         assert apache_code == 0, output
         assert f"Successfully cancelled partition reassignment for: {topic}-0" in output
         code = run.wait(timeout=60)

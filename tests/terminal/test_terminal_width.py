@@ -122,9 +122,21 @@ def test_the_balanced_report_with_rates_shows_bytes_in_and_out_per_broker_at_the
 def topic_and_plan(kafka_cluster, port, tmp_path):
     """A topic of 6 partitions on brokers 1,2 (3 MB) with a long name, and the plan that moves each of them to
     [3,2]. Afterwards: whatever moves is cancelled, the throttles are removed."""
+    yield from _topic_and_plan(kafka_cluster, port, tmp_path, messages=3000)
+
+
+@pytest.fixture
+def large_topic_and_plan(kafka_cluster, port, tmp_path):
+    """As ``topic_and_plan``, 2 MB a partition: a throttled copy of it stays in progress for minutes (a follower
+    fetches up to 1 MB of a partition at once whatever the throttle, and the throttle is a rate over about
+    10 s: 3 MB of small partitions were copied in about 5 s at a throttle of 20 kB/s)."""
+    yield from _topic_and_plan(kafka_cluster, port, tmp_path, messages=12000)
+
+
+def _topic_and_plan(kafka_cluster, port, tmp_path, messages: int):
     bootstrap = kafka_cluster.bootstrap_servers
     topic = f"payments-eu-west-{uuid.uuid4().hex[:8]}"
-    create_topic(bootstrap, topic, [[1, 2]] * 6, messages=3000, size=1000)
+    create_topic(bootstrap, topic, [[1, 2]] * 6, messages=messages, size=1000)
     wait_until(lambda: topic in port.list_topic_names())
     plan = tmp_path / "plan.json"
     partitions = [{"topic": topic, "partition": p, "replicas": [3, 2]} for p in range(6)]
@@ -211,24 +223,25 @@ def test_batched_run_with_stdout_in_a_file_wraps_its_line_on_the_terminal(kafka_
 
 @pytest.mark.integration
 @pytest.mark.parametrize("cols", COLUMNS)
-def test_progress_names_every_partition_under_replicated_by_the_move(kafka_cluster, topic_and_plan, cols):
+def test_progress_names_every_partition_under_replicated_by_the_move(kafka_cluster, large_topic_and_plan, cols):
     """--progress while an Apache-style --execute copies: the line naming the partitions under-replicated only
     because of the reassignment wraps and names each (no ``…``); in a pipe it is one line."""
-    topic, plan, terminals = topic_and_plan
+    topic, plan, terminals = large_topic_and_plan
     bootstrap = kafka_cluster.bootstrap_servers
     started = run_ours(["--bootstrap-server", bootstrap, "--execute", "--reassignment-json-file", str(plan),
                         "--throttle", "20000"])  # fmt: skip
     assert started.code == 0, started.stdout + started.stderr
     progress = ["--bootstrap-server", bootstrap, "--progress", "--reassignment-json-file", str(plan)]
+    named = ", ".join(f"{topic}-{p} (adding 3)" for p in range(6))
+    # the pipe first, the terminal (the slower of the two under load) second: both while the copies move
+    _status, piped, err = run_pipeline(" ".join([KREASSIGN, *progress, "| cat"]))
+    assert f"Under-replicated only because of the reassignment: {named}" in piped.splitlines(), piped + err
     terminal = Terminal(progress, cols=cols)
     terminals.append(terminal)
     terminal.wait(timeout=120)
     screen = terminal.lines()
-    named = ", ".join(f"{topic}-{p} (adding 3)" for p in range(6))
     assert shown_whole(screen, f"Under-replicated only because of the reassignment: {named}"), "\n".join(screen)
     assert all(len(row) <= cols for row in screen), "\n".join(screen)
-    _status, piped, err = run_pipeline(" ".join([KREASSIGN, *progress, "| cat"]))
-    assert f"Under-replicated only because of the reassignment: {named}" in piped.splitlines(), piped + err
 
 
 @pytest.mark.integration

@@ -28,6 +28,7 @@ from kreassign.execution.registry import legacy_registry_dir, live_runs
 from kreassign.formats import format_reassignment_json
 from kreassign.model import Broker, ReassignmentPlan, TopicPartition
 from kreassign.planning.steps import Limits
+from tests.schema_check import check_document
 from tests.unit.test_executor import Recorder
 
 MB = 1_000_000
@@ -324,6 +325,38 @@ def test_an_apache_execute_additional_hands_the_throttle_to_the_run_and_submits_
     assert journal.read_control() == {"throttle": 20000000}
 
 
+def test_an_apache_execute_additional_in_json_says_what_it_started_and_what_it_left_to_the_run(
+    host, live_run, tmp_path
+):
+    """``started`` named orders-0 too, which the run keeps (it was not submitted)."""
+    cli, plan = host
+    staging = cluster(A)
+    journal = Journal(cluster_journal_path(A, TARGETS))
+    holder = live_run(A, journal.path, plan)
+    wider = tmp_path / "wider.json"
+    wider.write_text(plan_json({T0: (3, 2), T1: (2, 3)}))
+    argv = ["--execute", "--additional", "--reassignment-json-file", str(wider), "--throttle", "20000000"]
+    code, out, err = cli(staging, *argv, "--output", "json")
+    assert code == 0, out + err
+    document = json.loads(out)
+    check_document(document)
+    assert document["started"] == [{"topic": "orders", "partition": 1, "replicas": [2, 3]}]
+    assert document["handed_to_runs"] == [
+        {
+            "pid": holder.pid,
+            "journal": str(journal.path.resolve()),
+            "plan_file": str(Path(plan).resolve()),
+            "partitions": [{"topic": "orders", "partition": 0, "replicas": [3, 2]}],
+            "changes": {"throttle": 20000000},
+        }
+    ]
+    assert document["throttle"] == {"inter_broker": 20000000, "log_dir": None}
+    assert set(staging.list_reassignments()) == {T1}
+    # nothing handed over: the list is empty, and started is the whole file (the Apache tool's behaviour)
+    code, out, _err = cli(cluster(B), "--execute", "--reassignment-json-file", str(wider), "--output", "json")
+    assert code == 0 and json.loads(out)["handed_to_runs"] == [] and len(json.loads(out)["started"]) == 2
+
+
 # ---------------------------------------------------------------------------------------------- --verify
 def test_verify_fail_if_incomplete_says_in_progress_while_a_run_on_this_cluster_moves_the_plan(host, live_run):
     cli, plan = host
@@ -334,6 +367,37 @@ def test_verify_fail_if_incomplete_says_in_progress_while_a_run_on_this_cluster_
     assert out.startswith("Status of partition reassignment:\nThere is no active reassignment of partition orders-0")
     code, _out, _err = cli(prod, "--verify", "--reassignment-json-file", plan, "--fail-if-incomplete")
     assert code == 3  # on prod nothing moves the plan
+
+
+def test_verify_asks_the_live_runs_of_its_cluster_to_keep_their_throttles_before_it_clears_them(host, live_run):
+    """Between two steps nothing is reassigning: kreassign's --verify clears every throttle as the Apache tool does
+    (stdout unchanged), having first asked the runs on its cluster, and on that cluster only, to put theirs back."""
+    cli, plan = host
+    staging, prod = cluster(A), cluster(B)
+    journal = Journal(cluster_journal_path(A, TARGETS))
+    holder = live_run(A, journal.path, plan)
+    code, out, err = cli(staging, "--verify", "--reassignment-json-file", plan)
+    assert code == 0 and out.endswith(
+        "\nClearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topic orders\n"
+    )
+    assert err == ""  # asked, but its journal says it holds no throttle: nothing of it is cleared, nothing said
+    assert journal.read_control() == {"keep_throttles": {"pid": os.getpid(), "by": "--verify"}}
+    journal.clear_control()
+    state = journal.load()
+    state.throttles_written = {"broker": {"3": {FOLLOWER_RATE: "1000000"}}}
+    journal.save(state)  # a run that throttles
+    code, again, err = cli(staging, "--verify", "--reassignment-json-file", plan)
+    assert code == 0 and again == out
+    assert err == (
+        f"kreassign: the batched run of {plan} on this cluster (pid {holder.pid}) puts back its own throttles, which "
+        "this --verify clears as the Apache tool does, and goes on\n"
+    )
+    assert journal.read_control() == {"keep_throttles": {"pid": os.getpid(), "by": "--verify"}}
+    code, _out, err = cli(prod, "--verify", "--reassignment-json-file", plan)
+    assert code == 0 and err == ""  # another cluster's: not asked
+    assert not Journal(cluster_journal_path(B, TARGETS)).control_path.exists()
+    code, out, err = cli(cluster(A), "--verify", "--preserve-throttles", "--reassignment-json-file", plan)
+    assert "Clearing" not in out and err == ""  # nothing cleared: nothing asked
 
 
 # ---------------------------------------------------------------------------------------------- --progress, resume

@@ -171,11 +171,23 @@ def test_a_cancel_after_a_crash_keeps_the_rates_under_someone_elses_throttled_co
     assert Journal(tmp_path / "j.json").load().throttles_written == {"broker": {"2": {FOLLOWER_RATE: str(MB)}}}
 
 
+def live_run_throttles(sim, journal: Journal, run_topic: str, rate: int) -> ThrottleLifecycle:
+    """The throttles of a live run (its journal's lock held) of a plan of ``run_topic``, its rates set on brokers
+    0-2, holding them in the claims shared by the runs of the cluster."""
+    from kreassign.execution.throttle_claims import claims_for
+
+    journal.check_location()
+    assert journal.try_lock()  # alive
+    journal.path.write_text("{}")
+    recorded = record_throttles(sim, [run_topic], [0, 1, 2])
+    lifecycle = ThrottleLifecycle(sim, recorded, sim.clock, claims=claims_for(sim, journal.path))
+    lifecycle.set_rates([0, 1, 2], rate, -1)
+    return lifecycle
+
+
 def test_two_live_runs_on_one_broker_the_last_one_out_restores_the_value_from_before_the_first(tmp_path):
     """Run A sets broker 2's rates, run B (another plan) sets them too while A goes on. Whichever ends first
     leaves the other's rate in place; the last one out puts back the operator's value from before both."""
-    from kreassign.execution.throttle_claims import claims_for  # the claims shared by the runs of one cluster
-
     for first_out in ("A", "B"):
         sim = cluster()
         sim.add_topic("t", [(0, 1)], size=50 * MB)
@@ -183,14 +195,7 @@ def test_two_live_runs_on_one_broker_the_last_one_out_restores_the_value_from_be
         set_config(sim, broker(2), follower_replication_throttled_rate=20 * MB)  # the operator's
         a = Journal(tmp_path / first_out / "a.json")
         b = Journal(tmp_path / first_out / "b.json")
-        runs = {}
-        for name, journal, run_topic, rate in (("A", a, "t", MB), ("B", b, "u", 2 * MB)):
-            journal.check_location()
-            assert journal.try_lock()  # alive
-            journal.path.write_text("{}")
-            recorded = record_throttles(sim, [run_topic], [0, 1, 2])
-            runs[name] = ThrottleLifecycle(sim, recorded, sim.clock, claims=claims_for(sim, journal.path))
-            runs[name].set_rates([0, 1, 2], rate, -1)
+        runs = {"A": live_run_throttles(sim, a, "t", MB), "B": live_run_throttles(sim, b, "u", 2 * MB)}
         assert sim.configs[broker(2)] == {FOLLOWER_RATE: str(2 * MB), LEADER_RATE: str(2 * MB)}
         second_out = "B" if first_out == "A" else "A"
         runs[first_out].restore()

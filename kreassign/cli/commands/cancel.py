@@ -44,6 +44,7 @@ def run(inv: Invocation) -> int:
         timeout_ms=timeout_ms,
         out=inv.text_out,
         cancelled_by_runs=[tp for run in runs for tp in run.reverted],
+        notes=inv.notes,
     )
     if inv.json_mode:
         inv.out(dump(cancel_document(cancelled, stopped, not preserve, runs)))

@@ -26,6 +26,7 @@ def run(inv: Invocation) -> int:
             result.inter_broker_throttle,
             result.log_dir_throttle,
             result.log_dir_moves,
+            result.handed,
         )
         inv.out(dump(document))
     return ExitCode.OK

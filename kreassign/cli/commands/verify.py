@@ -15,7 +15,7 @@ def run(inv: Invocation) -> int:
     with naming_input_file("--reassignment-json-file", path):
         plan = formats.parse_reassignment_json(text)
     preserve = inv.args.has("preserve-throttles")
-    result = verify_assignment(inv.port, plan, preserve, inv.text_out)
+    result = verify_assignment(inv.port, plan, preserve, inv.text_out, inv.notes)
     outcome = outcome_with_runs(inv.port, plan, result)
     if inv.json_mode:
         from kreassign.documents import dump, verify_document
