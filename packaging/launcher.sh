@@ -46,7 +46,7 @@ glibc_ok() { # the host's C library is glibc @GLIBC@ or newer (asked once, befor
   need_major=@GLIBC_MAJOR@ need_minor=@GLIBC_MINOR@
   [ "$major" -gt "$need_major" ] || { [ "$major" -eq "$need_major" ] && [ "$minor" -ge "$need_minor" ]; } && return 0
   echo "kafka-reassign-partitions: this build needs glibc @GLIBC@ or newer; this host has $version." >&2
-  echo "kafka-reassign-partitions: use the Python package there (pip install kreassign, Python 3.10+)." >&2
+  echo "kafka-reassign-partitions: use the Python package there (pip install kreassign, Python 3.11+)." >&2
   return 1
 }
 

@@ -10,13 +10,17 @@ and installed as an operator does: ``kafka-reassign-partitions`` in a folder of 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,6 +31,7 @@ from kreassign.devcluster.topics import create_topic
 from kreassign.model import TopicPartition
 from kreassign.spark import EXECUTABLE_MARKER
 from tests.integration.differential import wait_until
+from tests.unit.test_sasl_logins import _StsStandIn
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +52,10 @@ class Outcome:
 
 @pytest.fixture(scope="session")
 def built_executable() -> Path:
-    """The executable of this checkout, built now unless the build cache has it already."""
+    """The executable of this checkout, built now unless the build cache has it already; or the one
+    $KREASSIGN_EXECUTABLE names (a release's: ``scripts/release --portable`` leaves it in dist/)."""
+    if os.environ.get("KREASSIGN_EXECUTABLE"):
+        return Path(os.environ["KREASSIGN_EXECUTABLE"]).resolve()
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, str(ROOT / "packaging" / "build_executable.py"), "--cache"],
@@ -129,19 +137,29 @@ def test_first_run_unpacks_once_then_version_and_help_equal_the_package(host, tm
     print(f"first run (unpacks) {first.seconds:.2f} s, then {again.seconds:.3f} s; package {package.seconds:.3f} s")
 
 
+def glibc_floor(executable: Path) -> str:
+    """The glibc the executable needs, as its launcher's header states it (the build's glibc_floor)."""
+    with executable.open("rb") as handle:
+        header = handle.read(8192).decode()
+    return re.search(r"one self-contained file for Linux, glibc ([0-9.]+) or newer", header).group(1)
+
+
 def test_a_host_with_an_older_glibc_is_told_so_before_anything_is_unpacked(host, built_executable, tmp_path):
-    """The first run asks ``getconf GNU_LIBC_VERSION`` (here a stand-in that says 2.31, Debian 11's)."""
+    """The first run asks ``getconf GNU_LIBC_VERSION`` (here a stand-in that says one minor release less than
+    the build's floor: 2.34 for a build on glibc 2.35, 2.30 for a bullseye one)."""
+    floor = glibc_floor(built_executable)
+    older = f"{floor.split('.')[0]}.{int(floor.split('.')[1]) - 1}"
     tools = tmp_path / "tools"
     shutil.copytree(host["tools"], tools, symlinks=True)
     (tools / "getconf").unlink()  # a link to the host's: write a file of its own, not through the link
-    (tools / "getconf").write_text('#!/bin/sh\necho "glibc 2.31"\n')
+    (tools / "getconf").write_text(f'#!/bin/sh\necho "glibc {older}"\n')
     (tools / "getconf").chmod(0o755)
     env = {"HOME": str(tmp_path / "home"), "PATH": f"{host['bin']}:{tools}"}
     out = _run([str(host["bin"] / "kafka-reassign-partitions"), "--version"], env, 60)
-    floor = json.loads((built_executable.parent / "BUILD-INFO.json").read_text())
     assert (out.code, out.stdout) == (1, "")
-    assert out.stderr.startswith(
-        f"kafka-reassign-partitions: this build needs glibc {floor['glibc']} or newer; this host has 2.31.\n"
+    assert out.stderr == (
+        f"kafka-reassign-partitions: this build needs glibc {floor} or newer; this host has {older}.\n"
+        "kafka-reassign-partitions: use the Python package there (pip install kreassign, Python 3.11+).\n"
     ), out.stderr
     assert not (tmp_path / "home" / ".cache").exists()
 
@@ -160,6 +178,116 @@ def test_engine_spark_says_in_one_line_how_to_get_it(host, kafka_cluster, tmp_pa
         out.stdout,
     ), out.stdout + out.stderr
     assert "Traceback" not in out.stderr
+
+
+class _AwsStandIn(_StsStandIn):
+    """AWS on 127.0.0.1 for the credential providers that call it: STS (AssumeRole, the form posts of the
+    unit tests' stand-in), SSO (GET /federation/credentials: GetRoleCredentials) and SSO-OIDC (POST /token:
+    CreateToken, an sso-session's refresh)."""
+
+    def _json(self, answer: dict) -> None:
+        body = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        _AwsStandIn.calls.append({"Action": "GetRoleCredentials", "auth": self.headers.get("x-amz-sso_bearer_token")})
+        expiry = int((time.time() + 3600) * 1000)
+        keys = {"accessKeyId": "ASIASSOEXAMPLE000001", "secretAccessKey": "ssoSecret01", "sessionToken": "sso01"}
+        self._json({"roleCredentials": {**keys, "expiration": expiry}})
+
+    def do_POST(self) -> None:
+        if self.path != "/token":
+            return super().do_POST()
+        self.rfile.read(int(self.headers["Content-Length"]))
+        _AwsStandIn.calls.append({"Action": "CreateToken"})
+        self._json({"accessToken": "refreshed-sso-token", "expiresIn": 3600, "tokenType": "Bearer"})
+
+
+#: Run by the executable's own interpreter: each login of the AWS unit tests, as --command-config gives it, to a
+#: token (its action, region and key); the AWS configuration is the fresh HOME's ~/.aws.
+AWS_TOKENS = """
+import json, sys
+from kreassign.cluster.aws_iam import describe_token
+from kreassign.cluster.client_config import ClientConfig
+seen = {}
+for name, options in json.loads(sys.argv[1]).items():
+    jaas = " ".join(f'{key}="{value}"' for key, value in options.items())
+    config = ClientConfig({"security.protocol": "SASL_SSL", "sasl.mechanism": "AWS_MSK_IAM",
+        "sasl.jaas.config": f"software.amazon.msk.auth.iam.IAMLoginModule required {jaas};",
+        "sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler"})
+    config.log_in("b-1.demo.abc123.c2.kafka.eu-west-3.amazonaws.com:9098")
+    described = describe_token(config.sasl.token().value)
+    seen[name] = [described[key] for key in ("action", "region", "service", "expires_s", "access_key")]
+print(json.dumps(seen))
+"""
+
+
+def test_aws_msk_iam_tokens_from_a_profile_a_role_and_sso_with_the_carried_aws_data(host, tmp_path):
+    """The executable carries the aws extra (AWS's signer, boto3, botocore) with botocore's data of STS, SSO
+    and SSO-OIDC only: each credential provider that calls AWS makes its token through it, against a local AWS
+    stand-in, in env -i with a fresh HOME's ~/.aws (AWS_ENDPOINT_URL_* points the calls at the stand-in)."""
+    run_executable(host, ["--version"])  # unpacked (the first test did it, unless this one runs alone)
+    (bundle,) = (host["home"] / ".cache" / "kreassign").iterdir()
+    data = bundle / "lib" / "python3.11" / "site-packages" / "botocore" / "data"
+    assert sorted(p.name for p in data.iterdir() if p.is_dir()) == ["signin", "sso", "sso-oidc", "sts"]
+    aws = tmp_path / "home" / ".aws"
+    (aws / "sso" / "cache").mkdir(parents=True)
+    (aws / "credentials").write_text(
+        "[ops]\naws_access_key_id = AKIAOPSEXAMPLE000001\naws_secret_access_key = opsSecretKeyExample0001\n"
+    )
+    (aws / "config").write_text(
+        "[profile ops]\nregion = us-west-2\n"
+        "[profile sso]\nsso_session = corp\nsso_account_id = 123456789012\nsso_role_name = ops\n"
+        "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n"
+    )
+    soon = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 300))  # within botocore's refresh window
+    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+    (aws / "sso" / "cache" / f"{hashlib.sha1(b'corp').hexdigest()}.json").write_text(
+        json.dumps(
+            {
+                "startUrl": "https://corp.awsapps.com/start",
+                "region": "eu-west-1",
+                "accessToken": "cached-sso-token",
+                "expiresAt": soon,
+                "clientId": "client",
+                "clientSecret": "secret",
+                "registrationExpiresAt": later,
+                "refreshToken": "refresh",
+            }
+        )
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _AwsStandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stand_in = f"http://127.0.0.1:{server.server_address[1]}"
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(host["path"]), "AWS_EC2_METADATA_DISABLED": "true"}
+    env |= {f"AWS_ENDPOINT_URL_{service}": stand_in for service in ("STS", "SSO", "SSO_OIDC")}
+    logins = {
+        "profile": {"awsProfileName": "ops"},
+        "role": {
+            "awsProfileName": "ops",
+            "awsRoleArn": "arn:aws:iam::123456789012:role/ops",
+            "awsStsRegion": "eu-west-3",
+        },
+        "sso": {"awsProfileName": "sso"},
+    }
+    _AwsStandIn.calls.clear()
+    try:
+        out = _run([str(bundle / "bin" / "python3"), "-I", "-c", AWS_TOKENS, json.dumps(logins)], env, 120)
+    finally:
+        server.shutdown()
+    assert out.code == 0 and "kreassign[aws]" not in out.stdout + out.stderr, out.stderr
+    signed = ["kafka-cluster:Connect", "eu-west-3", "kafka-cluster", 900]
+    assert json.loads(out.stdout) == {
+        "profile": [*signed, "AKIAOPSEXAMPLE000001"],
+        "role": [*signed, "ASIAROLEEXAMPLE00001"],
+        "sso": [*signed, "ASIASSOEXAMPLE000001"],
+    }
+    assert [call["Action"] for call in _AwsStandIn.calls] == ["AssumeRole", "CreateToken", "GetRoleCredentials"]
+    assert _AwsStandIn.calls[-1]["auth"] == "refreshed-sso-token"
 
 
 def plan(topic: str, layout: list[list[int]]) -> str:
