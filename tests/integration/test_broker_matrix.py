@@ -203,8 +203,10 @@ def test_additional_and_cancel_of_moves_in_flight(matrix_cluster, tmp_path):
 
 
 def test_batched_execute_with_throttle_to_its_end_and_progress(matrix_cluster, tmp_path):
+    # one step a partition (the leader stays, its follower moves), two at a time: two rounds of steps (a step
+    # took about 7 s on the ZooKeeper-mode releases: the plan of two steps a partition, four rounds, a minute)
     topic = new_topic(matrix_cluster, [[1, 2], [2, 3], [3, 4], [4, 1]], messages=800, size=300)
-    plan = plan_file(tmp_path / "plan.json", topic, [[3, 4], [4, 1], [1, 2], [2, 3]])
+    plan = plan_file(tmp_path / "plan.json", topic, [[1, 3], [2, 4], [3, 1], [4, 2]])
     batched = ["--execute", "--reassignment-json-file", plan, "--max-partition-movements", "2"]
     batched += ["--throttle", "5000000", "--poll-interval-ms", "300", "--output", "json"]
     result = kr(matrix_cluster, *batched)

@@ -142,14 +142,16 @@ def test_the_run_survives_the_active_controller_being_stopped(ha_cluster, tmp_pa
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
 
 
-def test_signals_at_21_seeded_moments_always_converge_and_leave_no_throttle(kafka_cluster5, port5, tmp_path):
+def test_signals_at_12_seeded_moments_always_converge_and_leave_no_throttle(kafka_cluster5, port5, tmp_path):
+    """SIGINT, SIGTERM and SIGKILL in turn, each 4 times, at a seeded moment of a batched run (0.2 to 4 s in);
+    then the rerun resumes to the target and leaves no throttle (21 moments took 330 s of the suite's time)."""
     bootstrap = kafka_cluster5.bootstrap_servers
     topic = "fault-signals"
     create_topic(bootstrap, topic, [[1, 2]] * 4, messages=4000, size=500)
     layouts = [{p: [1, 2] for p in range(4)}, {p: [3, 4] for p in range(4)}, {p: [5, 1] for p in range(4)}]
     rng = random.Random(435)
     report = []
-    for i in range(21):
+    for i in range(12):
         signum = SIGNALS[i % 3]
         target = layouts[(i + 1) % 3]
         plan = write_plan(tmp_path / f"plan-{i}.json", topic, target)
@@ -175,7 +177,7 @@ def test_signals_at_21_seeded_moments_always_converge_and_leave_no_throttle(kafk
         assert throttles_once_applied(port5, [topic]) == {}, (i, signum, "the resume must clear what a killed run left")
         report.append((signum.name, round(delay, 2), proc.returncode))
     assert count_messages(bootstrap, topic, 4) == dict.fromkeys(range(4), 1000)
-    assert len(report) == 21
+    assert len(report) == 12
 
 
 def test_someone_elses_reassignments_are_left_alone_or_reported(kafka_cluster5, port5, tmp_path):
