@@ -1,8 +1,8 @@
 """The broker matrix (issue 34): kreassign through --bootstrap-server on every Kafka release operators run.
 
 One small cluster per release (4 brokers, racks rack-a/rack-b, two log dirs each), started from the Maven
-Central jars by the project's harness and stopped before the next release starts: at most one matrix cluster
-runs at a time, and its nodes die with the test process (``die_with_parent``). On each release: --list,
+Central jars by the project's harness while the tests of the release before run, and killed when its own are
+done: at most two matrix clusters run at a time, and their nodes die with the test process (``die_with_parent``). On each release: --list,
 --generate (rack-aware and --disable-rack-aware), the Apache --execute with --throttle, --verify until clean,
 --additional and --cancel of moves in flight, a batched and throttled --execute to its end, --progress,
 --write-cluster-snapshot and the balanced and leaders plans from it; on a few releases (``HEAVY``) a log-dir
@@ -60,16 +60,15 @@ def release_id(release: tuple[str, str]) -> str:
     return f"{release[0]}-{release[1]}"
 
 
-@pytest.fixture(scope="module", params=RELEASES, ids=[release_id(r) for r in RELEASES])
-def matrix_cluster(request, tmp_path_factory) -> Iterator[LocalKafkaCluster]:
-    version, mode = request.param
+def _new_cluster(release: tuple[str, str], tmp_path_factory) -> LocalKafkaCluster:
+    version, mode = release
     cluster_class = ZooKeeperKafkaCluster if mode == "zookeeper" else LocalKafkaCluster
     folder = tmp_path_factory.mktemp(f"matrix-{version}-{mode}")
     broker_config, controller_config = {}, {}
-    if (version, mode) in TIERED:
+    if release in TIERED:
         (folder / "remote").mkdir()
         broker_config, controller_config = tiered_storage(folder / "remote", version)
-    cluster = cluster_class(
+    return cluster_class(
         folder,
         brokers=4,
         kafka_version=version,
@@ -77,8 +76,66 @@ def matrix_cluster(request, tmp_path_factory) -> Iterator[LocalKafkaCluster]:
         broker_config=broker_config,
         controller_config=controller_config,
     )
+
+
+class _Starter:
+    """Starts the next release's cluster while the tests of the current one run (a start took about 40 s of
+    each release's 2 minutes, mostly JVMs starting and brokers registering; the tests mostly wait on Kafka).
+    One worker thread starts them all and lives until the module ends: Linux sends a broker its parent-death
+    signal when the thread that started it ends (``die_with_parent``), and the test process's death ends it."""
+
+    def __init__(self, tmp_path_factory, order: list[tuple[str, str]]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.tmp_path_factory = tmp_path_factory
+        self.order = order
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="matrix-start")
+        self.starting: dict[tuple[str, str], tuple[LocalKafkaCluster, object]] = {}
+
+    def _submit(self, release: tuple[str, str]) -> None:
+        if release not in self.starting:
+            cluster = _new_cluster(release, self.tmp_path_factory)
+            self.starting[release] = (cluster, self.pool.submit(cluster.start))
+
+    def take(self, release: tuple[str, str]) -> LocalKafkaCluster:
+        """This release's cluster, started (raises what its start raised); the next release's starts."""
+        self._submit(release)
+        cluster, started = self.starting.pop(release)
+        try:
+            started.result()
+        except BaseException:
+            discard(cluster)
+            raise
+        later = self.order[self.order.index(release) + 1 :] if release in self.order else []
+        if later:
+            self._submit(later[0])
+        return cluster
+
+    def close(self) -> None:
+        for cluster, started in self.starting.values():  # started for a release no test then asked for
+            started.exception()
+            discard(cluster)
+        self.starting.clear()
+        self.pool.shutdown(wait=True)
+
+
+@pytest.fixture(scope="module")
+def matrix_starter(request, tmp_path_factory) -> Iterator[_Starter]:
+    order: list[tuple[str, str]] = []
+    for item in request.session.items:  # the releases of the selected tests, in the order they run
+        callspec = getattr(item, "callspec", None)
+        release = callspec.params.get("matrix_cluster") if callspec is not None else None
+        if release is not None and tuple(release) not in order:
+            order.append(tuple(release))
+    starter = _Starter(tmp_path_factory, order)
+    yield starter
+    starter.close()
+
+
+@pytest.fixture(scope="module", params=RELEASES, ids=[release_id(r) for r in RELEASES])
+def matrix_cluster(request, matrix_starter) -> Iterator[LocalKafkaCluster]:
+    cluster = matrix_starter.take(tuple(request.param))
     try:
-        cluster.start()
         yield cluster
     finally:
         discard(cluster)
