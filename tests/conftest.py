@@ -18,8 +18,18 @@ _CLUSTERS: list[LocalKafkaCluster] = []
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Resolve the pinned Kafka jars once, and tell tests that run Java programs where they are."""
+    """Resolve the pinned Kafka jars once, and tell tests that run Java programs where they are. A run started in
+    the background of a shell script (``./scripts/test``) has SIGINT and SIGQUIT ignored, and the processes the
+    tests start would inherit that (a Ctrl-C test's kreassign would not see its Ctrl-C): Python's own handling
+    is put back."""
+    import signal
+
     from kreassign.devcluster.jars import classpath
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
     os.environ.setdefault("KREASSIGN_KAFKA_CLASSPATH", classpath())
 
