@@ -84,8 +84,8 @@ def run_tool(args: list[str], version: str | None = None, main_class: str = REAS
 
 def run_apache(args: list[str], timeout: float = 180, operator_jvm: bool = False) -> Outcome:
     """The Apache tool's outcome. ``operator_jvm``: on bin/kafka-run-class.sh's JVM options (G1), for the inputs
-    whose outcome depends on the collector: a 100 MB string fits in G1's 256 MB heap and not in the serial
-    collector's old generation (``Java heap space`` there, Jackson's string length limit on G1)."""
+    whose outcome depends on the JVM: on the tests' options the 100 MB inputs end in ``Java heap space``, where
+    the operator's JVM reads them and Jackson refuses the string (its length limit)."""
     if operator_jvm:
         proc = subprocess.run([*apache_tool_command(), *args], capture_output=True, text=True, timeout=timeout)
     else:

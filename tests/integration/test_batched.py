@@ -297,17 +297,29 @@ def test_per_broker_caps_hold_and_an_under_replicated_partition_waits_then_compl
         assert wait_until(lambda: state(port, urp)[0][1] == 4 and len(port.describe_topics([urp])[urp][0].isr) == 1, 60)
         with Sampler(port, topic) as sampler:
             proc = start(args)
+            out: dict[str, list[str]] = {"stdout": [], "stderr": []}
+            readers = [
+                threading.Thread(target=lambda n=n, f=f: out[n].extend(iter(f.readline, "")), daemon=True)
+                for n, f in (("stdout", proc.stdout), ("stderr", proc.stderr))
+            ]
+            for reader in readers:
+                reader.start()
             try:
-                time.sleep(8)
+                # the run reaches the partition once broker 4 has a slot free (its caps moves come first)
+                waits = "waits: at or under min.insync.replicas (ISR 1 of 2, min 2)"
+                assert wait_until(lambda: any(waits in line for line in out["stderr"]), timeout=180), out
+                time.sleep(2)
                 assert state(port, urp) == {0: ((4, 5), 4)}  # still waiting for its health
                 kafka_cluster5.start_node(5)
-                stdout, stderr = proc.communicate(timeout=300)
+                proc.wait(timeout=300)
             finally:
                 proc.kill()
+                for reader in readers:
+                    reader.join(timeout=30)
+            stdout, stderr = "".join(out["stdout"]), "".join(out["stderr"])
     finally:
         kafka_cluster5.start_node(5)
     assert proc.returncode == 0, stdout + stderr
-    assert "waits: at or under min.insync.replicas (ISR 1 of 2, min 2)" in stderr
     peaks = []
     for moving, leaders in sampler.samples:
         load: dict[int, int] = {}
