@@ -54,9 +54,19 @@ def test_a_copy_slower_than_its_writes_never_ends_on_every_surface(kafka_cluster
         code, piped = cli([*common, "--progress", "--output", "json"])
         assert code == 0, piped
         assert once.wait(timeout=60) == 0, once.text()
-        # the first frame has one sample (the writes are not measured yet: ETA unknown); the next ones have two
-        watch.wait_for(lambda t: t.raw.count("Reassignment progress, every") >= 3, 60, "three frames of --watch")
-        watched = " ".join(" ".join(watch.display()).split())
+
+        # the first frame has one sample (the writes are not measured yet: ETA unknown); the next ones have two.
+        # A frame is drawn a line at a time: the screen is read once the third frame's header and its last line
+        # (the under-replicated line) are on it, not at the header alone
+        def shown(t: Terminal) -> str:
+            return " ".join(" ".join(t.display()).split())
+
+        watch.wait_for(
+            lambda t: t.raw.count("Reassignment progress, every") >= 3 and "Under-replicated only because" in shown(t),
+            60,
+            "three frames of --watch",
+        )
+        watched = shown(watch)
         watch.ctrl_c()
         watch.wait(timeout=30)
     finally:
