@@ -130,7 +130,7 @@ def execute_apache_form(
 def _hand_throttle(
     run: LiveRun, partitions: list[TopicPartition], request: ExecuteRequest, notes: Output
 ) -> dict[str, int]:
-    """The rates given handed to ``run`` (returned), and one line on ``notes``."""
+    """The rates handed to ``run`` (returned), and one line on ``notes``."""
     changes = request.rate_changes()
     if changes:
         Journal(run.journal).request(**changes)
